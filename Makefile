@@ -1,0 +1,44 @@
+# Every target creates .venv and installs the project on first use, so a fresh
+# machine with Python 3.11, pip and make needs nothing else.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEMO_DB := .demo/obsctl.db
+PYTEST_WORKERS ?= 2
+
+.PHONY: install demo test lint serve bench completions clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	@mkdir -p .demo
+	@rm -f $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
+	$(BIN)/obsctl --db $(DEMO_DB) ingest examples/demo-events.jsonl
+	$(BIN)/obsctl --db $(DEMO_DB) sessions list
+	$(BIN)/printq livePercent greater 50
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
+
+lint: $(STAMP)
+	$(BIN)/ruff check obsctl printq tests bench
+
+serve: $(STAMP)
+	$(BIN)/obsctl serve
+
+bench: $(STAMP)
+	@set -e; for b in bench/[a-z]*.py; do echo "== $$b"; $(BIN)/python $$b; done
+
+completions: $(STAMP)
+	$(BIN)/python -m obsctl.completions completions
+
+clean:
+	rm -rf $(VENV) .demo build dist *.egg-info .pytest_cache .ruff_cache .hypothesis bench/.cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

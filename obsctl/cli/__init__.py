@@ -1,0 +1,1 @@
+"""Command-line interface: Typer apps that parse arguments, call a service and render."""

@@ -1,0 +1,126 @@
+"""Shared CLI plumbing: error translation (the one place), settings, output helpers."""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+import sys
+from typing import Any, Callable
+
+import orjson
+import typer
+
+from obsctl.config import Settings
+from obsctl.errors import ObsctlError
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_FIRED = 0, 1, 2, 3
+
+
+def _translate_errors(func: Callable) -> Callable:
+    """Turn obsctl errors into a one-line message on stderr and exit code 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except ObsctlError as exc:
+            error(exc.message)
+            for detail in (exc.details or [])[:20]:
+                where = f"[{detail.get('index')}]" if detail.get("index") is not None else ""
+                field = f".{detail['field']}" if detail.get("field") else ""
+                error(f"  {where}{field} {detail.get('message')}")
+            raise typer.Exit(EXIT_FAILURE) from None
+        except sqlite3.OperationalError as exc:
+            error(f"database error: {exc} (is another process holding a long write lock?)")
+            raise typer.Exit(EXIT_FAILURE) from None
+        except BrokenPipeError:
+            # `obsctl ... | head`: the reader went away; not an error worth a traceback.
+            sys.stderr.close()
+            raise typer.Exit(EXIT_OK) from None
+
+    return wrapper
+
+
+class ObsTyper(typer.Typer):
+    """A Typer app whose commands report obsctl errors as one line, never a traceback."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("no_args_is_help", True)
+        kwargs.setdefault("rich_markup_mode", None)
+        kwargs.setdefault("pretty_exceptions_enable", False)
+        kwargs.setdefault("context_settings", {"help_option_names": ["-h", "--help"]})
+        super().__init__(**kwargs)
+
+    def command(self, *args, **kwargs):
+        register = super().command(*args, **kwargs)
+
+        def decorator(func):
+            register(_translate_errors(func))
+            return func
+
+        return decorator
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = Settings.from_env()
+    return root.obj
+
+
+def open_database(ctx: typer.Context):
+    from obsctl.store.db import open_db
+
+    return open_db(settings_of(ctx))
+
+
+def error(message: str) -> None:
+    sys.stderr.write(f"Error: {message}\n" if not message.startswith("  ") else f"{message}\n")
+
+
+def notice(message: str) -> None:
+    sys.stderr.write(message + "\n")
+
+
+def emit_json(data: Any) -> None:
+    """Print JSON on stdout exactly as the API returns it (indented for reading)."""
+    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()
+
+
+def stdout_is_tty() -> bool:
+    return sys.stdout.isatty()
+
+
+def stderr_is_tty() -> bool:
+    return sys.stderr.isatty()
+
+
+def console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def plain_table(headers: list[str], rows: list[list[Any]]) -> None:
+    """Tab-separated output for pipes: a header line, then one line per row."""
+    out = sys.stdout
+    out.write("\t".join(headers) + "\n")
+    for row in rows:
+        out.write("\t".join("" if v is None else str(v) for v in row) + "\n")
+
+
+def render_table(title: str | None, headers: list[str], rows: list[list[Any]],
+                 justify: dict[str, str] | None = None) -> None:
+    """A rich table on a terminal, tab-separated text otherwise."""
+    if not stdout_is_tty():
+        plain_table(headers, rows)
+        return
+    from rich.table import Table
+
+    table = Table(title=title, header_style="bold", show_lines=False)
+    for h in headers:
+        table.add_column(h, justify=(justify or {}).get(h, "left"), overflow="fold")
+    for row in rows:
+        table.add_row(*["" if v is None else str(v) for v in row])
+    console().print(table)

@@ -1,0 +1,123 @@
+"""`obsctl ingest`: stream events from a file or stdin into the database."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import typer
+
+from obsctl.cli.base import EXIT_FAILURE, emit_json, error, notice, open_database, stderr_is_tty
+from obsctl.cli.base import _translate_errors as translate_errors
+from obsctl.errors import InvalidInput
+
+MAX_REJECT_LINES = 50
+
+
+@translate_errors
+def ingest_command(
+    ctx: typer.Context,
+    source: str = typer.Argument("-", metavar="[FILE|-]", help="JSONL, a JSON array or "
+                                 '{"events": [...]}; "-" reads stdin.'),
+    fmt: str = typer.Option("auto", "--format", "-f",
+                            help="Input format: auto, jsonl, json."),
+    strict: bool = typer.Option(False, "--strict", help="Store nothing if any record is bad."),
+    batch_size: int = typer.Option(1000, "--batch-size", min=1, max=100000,
+                                   help="Events per transaction."),
+    json_: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary line."),
+) -> None:
+    """Ingest agent events from FILE (or stdin).
+
+    Valid records are stored while bad ones are reported on stderr with their line number;
+    the exit code is 1 when any record was rejected. Memory stays bounded for any size.
+
+    Example: cat events.jsonl | obsctl ingest -
+    """
+    from obsctl.services import event_source
+    from obsctl.services.ingest_stream import ingest_stream
+
+    if fmt not in event_source.FORMATS:
+        raise InvalidInput(f"--format must be one of {', '.join(event_source.FORMATS)}; got {fmt!r}")
+    stream, total_bytes, label = _open_source(source)
+    reader = event_source.CountingReader(stream)
+    db = open_database(ctx)
+    rejected_shown = 0
+
+    def on_reject(location: int, message: str) -> None:
+        nonlocal rejected_shown
+        rejected_shown += 1
+        if rejected_shown <= MAX_REJECT_LINES:
+            error(f"{label}:{location}: rejected: {message}")
+        elif rejected_shown == MAX_REJECT_LINES + 1:
+            error("... more rejected records not shown")
+
+    progress = _Progress(total_bytes, reader, enabled=stderr_is_tty() and not quiet and not json_)
+    try:
+        with progress:
+            summary = ingest_stream(
+                db, event_source.read_events(reader, fmt), batch_size=batch_size, strict=strict,
+                on_reject=on_reject, on_batch=lambda s: progress.update(s.events),
+            )
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    data = summary.as_dict()
+    if json_:
+        emit_json(data)
+    elif not quiet:
+        notice(
+            f"ingested {data['events']} events into {data['sessions']} sessions "
+            f"({data['stored']} new, {data['duplicates']} duplicates, {data['rejected']} rejected)"
+        )
+    if summary.rejected:
+        raise typer.Exit(EXIT_FAILURE)
+
+
+def _open_source(source: str):
+    if source == "-":
+        return sys.stdin.buffer, None, "<stdin>"
+    path = Path(source)
+    try:
+        stream = open(path, "rb")
+    except FileNotFoundError:
+        raise InvalidInput(f"file not found: {path}") from None
+    except IsADirectoryError:
+        raise InvalidInput(f"{path} is a directory, not a file") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    return stream, os.fstat(stream.fileno()).st_size, str(path)
+
+
+class _Progress:
+    """A rich progress bar on stderr (only on a terminal), driven by bytes read."""
+
+    def __init__(self, total: int | None, reader, enabled: bool):
+        self.enabled = enabled
+        self.total = total
+        self.reader = reader
+        self._progress = None
+        self._task = None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
+                                       TimeRemainingColumn)
+
+            self._progress = Progress(
+                TextColumn("ingesting"), BarColumn(), DownloadColumn(),
+                TextColumn("{task.fields[events]} events"), TimeRemainingColumn(), transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("ingest", total=self.total, events=0)
+        return self
+
+    def update(self, events: int) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self.reader.bytes_read, events=events)
+
+    def __exit__(self, *exc):
+        if self._progress is not None:
+            self._progress.stop()
+        return False

@@ -1,0 +1,53 @@
+"""The `obsctl` root command: global options, then one sub-app per command group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from obsctl import __version__
+from obsctl.cli import ingest, serve, sessions
+from obsctl.cli.base import ObsTyper
+from obsctl.config import Settings
+from obsctl.errors import ObsctlError
+
+app = ObsTyper(
+    name="obsctl",
+    help="Observability for LLM agents: ingest events, inspect sessions, alert, triage.\n\n"
+    "Example: obsctl ingest events.jsonl && obsctl sessions list",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"obsctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    db: Optional[Path] = typer.Option(
+        None, "--db", envvar="OBSCTL_DB", show_envvar=True,
+        help="SQLite database file [default: $XDG_DATA_HOME/obsctl/obsctl.db]",
+    ),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """Observability for LLM agents."""
+    try:
+        ctx.obj = Settings.from_env(db_path=db)
+    except ObsctlError as exc:
+        typer.echo(f"Error: {exc.message}", err=True)
+        raise typer.Exit(2) from None
+
+
+app.command("ingest")(ingest.ingest_command)
+app.add_typer(sessions.app, name="sessions")
+app.command("serve")(serve.serve_command)
+
+
+def main() -> None:
+    app()

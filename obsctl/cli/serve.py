@@ -1,0 +1,33 @@
+"""`obsctl serve`: the HTTP API on waitress."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from obsctl.cli.base import _translate_errors as translate_errors
+from obsctl.cli.base import settings_of
+
+
+@translate_errors
+def serve_command(
+    ctx: typer.Context,
+    host: Optional[str] = typer.Option(None, "--host", help="Interface to bind [default: 127.0.0.1]."),
+    port: Optional[int] = typer.Option(None, "--port", min=0, max=65535,
+                                       help="Port [default: $PORT or 3000]."),
+    threads: int = typer.Option(8, "--threads", min=1, max=256, help="Worker threads."),
+) -> None:
+    """Serve the HTTP API (waitress). SIGTERM/SIGINT stop it after in-flight requests finish.
+
+    Example: SERVICE_API_KEY=secret obsctl serve --port 3000
+    """
+    from dataclasses import replace
+
+    from obsctl.web.app import create_app
+    from obsctl.web.server import serve
+
+    settings = settings_of(ctx)
+    settings = replace(settings, host=host or settings.host, port=settings.port if port is None else port)
+    app = create_app(settings)
+    serve(app, host=settings.host, port=settings.port, threads=threads)

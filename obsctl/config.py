@@ -1,0 +1,111 @@
+"""Settings: one object built from environment variables and CLI options.
+
+Precedence is CLI option > environment variable > default. The object is passed down
+explicitly (Typer context, `create_app(settings)`); nothing reads the environment later.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Mapping
+
+from obsctl.errors import InvalidInput
+
+# Route groups for per-IP rate limits. Spec numbers for events/sessions/analytics; the
+# other groups follow DECISIONS.md.
+DEFAULT_RATE_LIMITS: dict[str, str] = {
+    "events": "60/minute",
+    "sessions": "120/minute",
+    "analytics": "120/minute",
+    "alerts": "120/minute",
+    "webhooks": "120/minute",
+    "triage": "120/minute",
+    "postmortem": "120/minute",
+    "sla": "120/minute",
+    "scorecards": "120/minute",
+    "health": "600/minute",
+    "default": "120/minute",
+}
+
+_LIMIT_RE = re.compile(r"^\d+\s*(/|per)\s*\d*\s*(second|minute|hour|day)s?$")
+
+
+def default_db_path(env: Mapping[str, str]) -> Path:
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "obsctl" / "obsctl.db"
+
+
+def parse_rate_limits(text: str | None) -> dict[str, str] | None:
+    """Parse `OBSCTL_RATE_LIMITS`: None/empty = defaults, `off` = disabled (returns None),
+    or `group=N/period,...` overriding some groups."""
+    limits = dict(DEFAULT_RATE_LIMITS)
+    if text is None or not text.strip():
+        return limits
+    if text.strip().lower() == "off":
+        return None
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        group, sep, value = part.partition("=")
+        group, value = group.strip().lower(), value.strip()
+        if not sep or group not in DEFAULT_RATE_LIMITS or not _LIMIT_RE.match(value):
+            raise InvalidInput(
+                f"OBSCTL_RATE_LIMITS: cannot read {part.strip()!r}; expected group=N/period "
+                f"with group one of {', '.join(DEFAULT_RATE_LIMITS)} (or 'off')"
+            )
+        limits[group] = value
+    return limits
+
+
+def _int_env(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidInput(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise InvalidInput(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    db_path: Path
+    host: str = "127.0.0.1"
+    port: int = 3000
+    api_key: str | None = None
+    cors_origins: tuple[str, ...] = ("*",)
+    rate_limits: dict[str, str] | None = field(default_factory=lambda: dict(DEFAULT_RATE_LIMITS))
+    ratelimit_storage_uri: str = "memory://"
+    max_batch: int = 1000
+    max_body_bytes: int = 10 * 1024 * 1024
+    webhook_allow_private: bool = False
+    prices_path: Path | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
+        """Build settings from `env` (default: os.environ); keyword overrides win."""
+        env = os.environ if env is None else env
+        origins = env.get("CORS_ORIGINS", "*")
+        settings = cls(
+            db_path=Path(env["OBSCTL_DB"]) if env.get("OBSCTL_DB") else default_db_path(env),
+            port=_int_env(env, "PORT", 3000),
+            api_key=env.get("SERVICE_API_KEY") or None,
+            cors_origins=tuple(o.strip() for o in origins.split(",") if o.strip()) or ("*",),
+            rate_limits=parse_rate_limits(env.get("OBSCTL_RATE_LIMITS")),
+            ratelimit_storage_uri=env.get("OBSCTL_RATELIMIT_STORAGE_URI") or "memory://",
+            max_batch=_int_env(env, "OBSCTL_MAX_BATCH", 1000),
+            max_body_bytes=_int_env(env, "OBSCTL_MAX_BODY_BYTES", 10 * 1024 * 1024),
+            webhook_allow_private=env.get("OBSCTL_WEBHOOK_ALLOW_PRIVATE", "0").strip().lower()
+            in ("1", "true", "yes", "on"),
+            prices_path=Path(env["OBSCTL_PRICES"]) if env.get("OBSCTL_PRICES") else None,
+        )
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        if "db_path" in overrides:
+            overrides["db_path"] = Path(overrides["db_path"])
+        return replace(settings, **overrides) if overrides else settings

@@ -1,0 +1,36 @@
+"""The one exception family of obsctl.
+
+Services raise these; the web layer maps them to HTTP status codes and the CLI to exit
+codes, each in exactly one place. Services never pick a status or an exit code themselves.
+"""
+
+from __future__ import annotations
+
+
+class ObsctlError(Exception):
+    """Base class: a problem the user can act on, described in one sentence."""
+
+    def __init__(self, message: str, details: list[dict] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class InvalidInput(ObsctlError):
+    """The input is malformed or fails validation (HTTP 400, exit 1)."""
+
+
+class NotFound(ObsctlError):
+    """The thing asked for does not exist (HTTP 404, exit 1)."""
+
+
+class Conflict(ObsctlError):
+    """The request clashes with the current state (HTTP 409, exit 1)."""
+
+
+class PayloadTooLarge(ObsctlError):
+    """A batch or body exceeds the configured limit (HTTP 413, exit 1)."""
+
+
+class ServiceUnavailable(ObsctlError):
+    """A dependency (the database, a lock) is not available right now (HTTP 503, exit 1)."""

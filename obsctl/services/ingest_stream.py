@@ -1,0 +1,103 @@
+"""Ingest of a whole stream (file or pipe) in batches, as `obsctl ingest` does it.
+
+Valid records are stored batch by batch while bad ones are reported with their location;
+with `strict`, the whole stream is one transaction and nothing is stored if any is bad.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import sqlite_utils
+
+from obsctl.errors import InvalidInput
+from obsctl.services.event_source import Unreadable
+from obsctl.services.ingest import store_events, validate_events
+from obsctl.store.db import write_transaction
+
+DEFAULT_BATCH = 1000
+
+
+@dataclass
+class StreamSummary:
+    events: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    session_ids: set[str] = field(default_factory=set)
+
+    def as_dict(self) -> dict:
+        return {
+            "events": self.events,
+            "stored": self.stored,
+            "duplicates": self.duplicates,
+            "rejected": self.rejected,
+            "sessions": len(self.session_ids),
+        }
+
+
+class _StrictAbort(Exception):
+    pass
+
+
+def ingest_stream(
+    db: sqlite_utils.Database,
+    records: Iterable[tuple[int, Any]],
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    strict: bool = False,
+    on_reject: Callable[[int, str], None] = lambda loc, msg: None,
+    on_batch: Callable[[StreamSummary], None] = lambda summary: None,
+) -> StreamSummary:
+    """Validate and store `records` ((location, raw event) pairs) in batches."""
+    summary = StreamSummary()
+
+    def flush(raw: list, locations: list[int]) -> None:
+        valid, errors = validate_events(raw)
+        if errors:
+            by_index: dict[int, list[str]] = {}
+            for e in errors:
+                text = f"{e['field']} {e['message']}" if e["field"] else e["message"]
+                by_index.setdefault(e["index"], []).append(text)
+            for index, messages in by_index.items():
+                summary.rejected += 1
+                on_reject(locations[index], "; ".join(messages))
+        if strict and summary.rejected:
+            return
+        result = store_events(db, valid)
+        summary.events += result.processed
+        summary.stored += result.stored
+        summary.duplicates += result.duplicates
+        summary.session_ids |= result.sessions
+        on_batch(summary)
+
+    def run() -> None:
+        raw: list = []
+        locations: list[int] = []
+        for location, value in records:
+            if isinstance(value, Unreadable):
+                summary.rejected += 1
+                on_reject(location, value.message)
+                continue
+            raw.append(value)
+            locations.append(location)
+            if len(raw) >= batch_size:
+                flush(raw, locations)
+                raw, locations = [], []
+        if raw:
+            flush(raw, locations)
+
+    if not strict:
+        run()
+        return summary
+    try:
+        with write_transaction(db):
+            run()
+            if summary.rejected:
+                raise _StrictAbort()
+    except _StrictAbort:
+        raise InvalidInput(
+            f"{summary.rejected} record(s) rejected; --strict: nothing was stored"
+        ) from None
+    return summary

@@ -1,0 +1,1 @@
+"""Storage: every SQL statement of obsctl lives in this package."""

@@ -1,0 +1,112 @@
+"""Opening the database: one place for pragmas, migrations and transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import sqlite_utils
+
+from obsctl.errors import ServiceUnavailable
+
+BUSY_TIMEOUT_S = 30.0
+
+
+def connect(path: str | Path) -> sqlite_utils.Database:
+    """Open a connection with obsctl's per-connection pragmas; no migrations.
+
+    Use `open_db` once per process first; per-thread connections then use this.
+    """
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+    db = sqlite_utils.Database(conn, execute_plugins=False)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    return db
+
+
+def open_db(settings_or_path) -> sqlite_utils.Database:
+    """Open (creating if needed) the obsctl database and bring its schema up to date.
+
+    Accepts a Settings object or a path. WAL mode lets readers work while a writer commits.
+    """
+    from obsctl.store.schema import migrations
+
+    path = Path(getattr(settings_or_path, "db_path", settings_or_path))
+    if str(path) != ":memory:":
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ServiceUnavailable(f"cannot create the database directory {path.parent}: {exc}") from None
+    try:
+        db = connect(path)
+        if str(path) != ":memory:":
+            db.enable_wal()
+        if migrations.pending(db):
+            # One process at a time applies migrations: the write lock serialises them.
+            with write_transaction(db):
+                migrations.apply(db)
+    except sqlite3.DatabaseError as exc:
+        raise ServiceUnavailable(f"cannot open the database {path}: {exc}") from None
+    return db
+
+
+def schema_version(db: sqlite_utils.Database) -> int:
+    from obsctl.store.schema import migrations
+
+    return len(migrations.applied(db))
+
+
+@contextmanager
+def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+    """A write transaction that takes the write lock up front (BEGIN IMMEDIATE).
+
+    Taking the lock first means a transaction never fails half-way on an upgrade from a
+    read lock; waiting writers queue on busy_timeout instead. Nested use is a savepoint.
+    """
+    conn = db.conn
+    if conn.in_transaction:
+        with db.atomic():
+            yield db
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+class ConnectionPool:
+    """One connection per thread for a server; the schema is migrated once on creation."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        open_db(self.path).close()
+        self._local = threading.local()
+        self._all: list[sqlite_utils.Database] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> sqlite_utils.Database:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = connect(self.path)
+            self._local.db = db
+            with self._lock:
+                self._all.append(db)
+        return db
+
+    def close_all(self) -> None:
+        with self._lock:
+            for db in self._all:
+                try:
+                    db.close()
+                except sqlite3.Error:
+                    pass
+            self._all.clear()

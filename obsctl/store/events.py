@@ -1,0 +1,82 @@
+"""Writing events and maintaining session totals (one transaction per batch)."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import sqlite_utils
+
+# Column order of the rows built by the ingest service (see services/ingest.py).
+EVENT_COLUMNS = (
+    "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
+    "duration_ms", "input_data", "output_data", "tool_call", "decision_trace", "metadata",
+    "agent_name", "tool_name", "is_error", "parent_id",
+)
+_INSERT_EVENTS = (
+    f"INSERT INTO events ({', '.join(EVENT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in EVENT_COLUMNS)})"
+)
+
+# Upsert of per-session deltas: a new session gets the batch's values; an existing one adds
+# them. An 'unknown' agent is replaced by the first real agent name seen.
+_UPSERT_SESSIONS = """
+INSERT INTO sessions (session_id, agent_name, started_at, status, total_tokens_in,
+                      total_tokens_out, event_count, error_count, total_duration_ms, last_event_at)
+VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)
+ON CONFLICT(session_id) DO UPDATE SET
+    total_tokens_in = total_tokens_in + excluded.total_tokens_in,
+    total_tokens_out = total_tokens_out + excluded.total_tokens_out,
+    event_count = event_count + excluded.event_count,
+    error_count = error_count + excluded.error_count,
+    total_duration_ms = total_duration_ms + excluded.total_duration_ms,
+    started_at = MIN(started_at, excluded.started_at),
+    last_event_at = MAX(COALESCE(last_event_at, ''), excluded.last_event_at),
+    agent_name = CASE WHEN sessions.agent_name = 'unknown' THEN excluded.agent_name
+                      ELSE sessions.agent_name END
+"""
+
+_APPLY_START = """
+UPDATE sessions SET agent_name = ?, metadata = COALESCE(?, metadata),
+       started_at = MIN(started_at, ?)
+WHERE session_id = ?
+"""
+
+_APPLY_END = """
+UPDATE sessions SET ended_at = ?, status = ?,
+       total_tokens_in = COALESCE(?, total_tokens_in),
+       total_tokens_out = COALESCE(?, total_tokens_out)
+WHERE session_id = ?
+"""
+
+_ID_CHUNK = 900
+
+
+def existing_event_ids(db: sqlite_utils.Database, event_ids: Sequence[str]) -> set[str]:
+    """The subset of `event_ids` already stored."""
+    found: set[str] = set()
+    conn = db.conn
+    for start in range(0, len(event_ids), _ID_CHUNK):
+        chunk = event_ids[start:start + _ID_CHUNK]
+        sql = f"SELECT event_id FROM events WHERE event_id IN ({','.join('?' * len(chunk))})"
+        found.update(row[0] for row in conn.execute(sql, chunk))
+    return found
+
+
+def write_batch(
+    db: sqlite_utils.Database,
+    rows: Sequence[tuple],
+    session_deltas: Iterable[tuple],
+    starts: Iterable[tuple],
+    ends: Iterable[tuple],
+) -> None:
+    """Write one validated, de-duplicated batch. Call inside a write transaction.
+
+    session_deltas: (session_id, agent_name, started_at, tokens_in, tokens_out, events,
+    errors, duration_ms, last_event_at); starts: (agent_name, metadata_json, timestamp,
+    session_id); ends: (ended_at, status, final_tokens_in, final_tokens_out, session_id).
+    """
+    conn = db.conn
+    conn.executemany(_UPSERT_SESSIONS, session_deltas)
+    conn.executemany(_INSERT_EVENTS, rows)
+    conn.executemany(_APPLY_START, starts)
+    conn.executemany(_APPLY_END, ends)

@@ -1,0 +1,150 @@
+"""Schema migrations (sqlite-utils `Migrations`). Append-only: never edit an applied one."""
+
+from __future__ import annotations
+
+from sqlite_utils import Migrations
+
+migrations = Migrations("obsctl")
+
+
+@migrations()
+def m001_sessions_and_events(db):
+    db.executescript(
+        """
+        CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY,
+            agent_name TEXT NOT NULL DEFAULT 'unknown',
+            started_at TEXT NOT NULL,
+            ended_at TEXT,
+            metadata TEXT,
+            total_tokens_in INTEGER NOT NULL DEFAULT 0,
+            total_tokens_out INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'active',
+            event_count INTEGER NOT NULL DEFAULT 0,
+            error_count INTEGER NOT NULL DEFAULT 0,
+            total_duration_ms REAL NOT NULL DEFAULT 0,
+            last_event_at TEXT
+        );
+        CREATE INDEX idx_sessions_started ON sessions(started_at);
+        CREATE INDEX idx_sessions_agent_started ON sessions(agent_name, started_at);
+        CREATE INDEX idx_sessions_status_started ON sessions(status, started_at);
+        CREATE INDEX idx_sessions_last_event ON sessions(last_event_at);
+
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            event_id TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+            event_type TEXT NOT NULL,
+            timestamp TEXT NOT NULL,
+            model TEXT,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            duration_ms NUMERIC,
+            input_data TEXT,
+            output_data TEXT,
+            tool_call TEXT,
+            decision_trace TEXT,
+            metadata TEXT,
+            agent_name TEXT,
+            tool_name TEXT,
+            is_error INTEGER NOT NULL DEFAULT 0,
+            parent_id TEXT
+        );
+        CREATE INDEX idx_events_session_ts ON events(session_id, timestamp);
+        CREATE INDEX idx_events_ts ON events(timestamp);
+        """
+    )
+
+
+@migrations()
+def m002_alerts_webhooks_sla(db):
+    db.executescript(
+        """
+        CREATE TABLE alert_rules (
+            rule_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            operator TEXT NOT NULL,
+            threshold REAL NOT NULL,
+            window_minutes INTEGER NOT NULL DEFAULT 60,
+            cooldown_minutes INTEGER NOT NULL DEFAULT 15,
+            agent_filter TEXT,
+            enabled INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            last_fired_at TEXT
+        );
+        CREATE TABLE alert_events (
+            alert_id TEXT PRIMARY KEY,
+            rule_id TEXT NOT NULL REFERENCES alert_rules(rule_id) ON DELETE CASCADE,
+            rule_name TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            operator TEXT NOT NULL,
+            threshold REAL NOT NULL,
+            value REAL,
+            window_minutes INTEGER NOT NULL,
+            agent_filter TEXT,
+            fired_at TEXT NOT NULL,
+            acknowledged INTEGER NOT NULL DEFAULT 0,
+            acknowledged_at TEXT
+        );
+        CREATE INDEX idx_alert_events_fired ON alert_events(fired_at);
+        CREATE INDEX idx_alert_events_rule ON alert_events(rule_id, fired_at);
+
+        CREATE TABLE webhooks (
+            webhook_id TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            format TEXT NOT NULL DEFAULT 'generic',
+            secret TEXT,
+            routing_key TEXT,
+            rule_ids TEXT NOT NULL DEFAULT '[]',
+            enabled INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE webhook_deliveries (
+            delivery_id TEXT PRIMARY KEY,
+            webhook_id TEXT NOT NULL REFERENCES webhooks(webhook_id) ON DELETE CASCADE,
+            alert_id TEXT,
+            event_type TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            last_status_code INTEGER,
+            next_attempt_at TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            delivered_at TEXT
+        );
+        CREATE INDEX idx_deliveries_status_next ON webhook_deliveries(status, next_attempt_at);
+        CREATE INDEX idx_deliveries_created ON webhook_deliveries(created_at);
+
+        CREATE TABLE sla_targets (
+            agent_name TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            target_value REAL NOT NULL,
+            operator TEXT NOT NULL,
+            window_hours INTEGER NOT NULL DEFAULT 24,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (agent_name, metric)
+        );
+        CREATE TABLE sla_snapshots (
+            id INTEGER PRIMARY KEY,
+            agent_name TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            operator TEXT NOT NULL,
+            target_value REAL NOT NULL,
+            actual_value REAL,
+            status TEXT NOT NULL,
+            checked_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_sla_snapshots_checked ON sla_snapshots(checked_at);
+        CREATE INDEX idx_sla_snapshots_agent ON sla_snapshots(agent_name, checked_at);
+
+        CREATE TABLE otlp_trace_sessions (
+            trace_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL
+        );
+        """
+    )

@@ -1,0 +1,52 @@
+"""Reading sessions and their events."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import sqlite_utils
+
+SESSION_COLUMNS = (
+    "session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
+    "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
+    "last_event_at",
+)
+EVENT_READ_COLUMNS = (
+    "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
+    "duration_ms", "input_data", "output_data", "tool_call", "decision_trace", "metadata",
+    "agent_name", "tool_name", "is_error", "parent_id",
+)
+_SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
+_EVENT_SELECT = f"SELECT {', '.join(EVENT_READ_COLUMNS)} FROM events"
+
+
+def _rows(cursor, columns) -> list[dict]:
+    return [dict(zip(columns, row)) for row in cursor]
+
+
+def list_sessions(
+    db: sqlite_utils.Database, *, status: str | None, limit: int, offset: int
+) -> tuple[list[dict], int]:
+    """Sessions newest first, with the total count for the same filter."""
+    where, params = ("WHERE status = ?", [status]) if status else ("", [])
+    conn = db.conn
+    total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
+    cursor = conn.execute(
+        f"{_SESSION_SELECT} {where} ORDER BY started_at DESC, session_id LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    )
+    return _rows(cursor, SESSION_COLUMNS), total
+
+
+def get_session(db: sqlite_utils.Database, session_id: str) -> dict | None:
+    row = db.conn.execute(f"{_SESSION_SELECT} WHERE session_id = ?", [session_id]).fetchone()
+    return dict(zip(SESSION_COLUMNS, row)) if row else None
+
+
+def iter_session_events(db: sqlite_utils.Database, session_id: str) -> Iterator[dict]:
+    """A session's events in time order (ties in arrival order), streamed from the cursor."""
+    cursor = db.conn.execute(
+        f"{_EVENT_SELECT} WHERE session_id = ? ORDER BY timestamp, id", [session_id]
+    )
+    for row in cursor:
+        yield dict(zip(EVENT_READ_COLUMNS, row))

@@ -1,0 +1,62 @@
+"""Timestamps: every stored and returned time is UTC ISO 8601 with milliseconds and `Z`.
+
+Normalised text sorts in time order, which is what lets SQLite compare and index it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+UTC = timezone.utc
+
+
+def format_ts(dt: datetime) -> str:
+    """Format an aware or naive (taken as UTC) datetime as `YYYY-MM-DDTHH:MM:SS.mmmZ`."""
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(UTC)
+    return (
+        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:"
+        f"{dt.second:02d}.{dt.microsecond // 1000:03d}Z"
+    )
+
+
+def now_iso() -> str:
+    return format_ts(datetime.now(UTC))
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def normalize_ts(value: str) -> str:
+    """Parse any ISO 8601 timestamp and return its normalised UTC form.
+
+    Raises ValueError when the text is not ISO 8601. A naive time is taken as UTC.
+    """
+    dt = datetime.fromisoformat(value)
+    # Already-normalised input (the common case from SDKs) is returned unchanged.
+    if len(value) == 24 and value[-1] == "Z" and value[10] == "T" and value[19] == ".":
+        return value
+    if dt.year < 1:
+        raise ValueError("year out of range")
+    return format_ts(dt)
+
+
+def parse_ts(value: str) -> datetime:
+    """Parse a stored (normalised) timestamp back to an aware datetime."""
+    dt = datetime.fromisoformat(value)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt
+
+
+def iso_minus(delta: timedelta, *, at: datetime | None = None) -> str:
+    """The normalised timestamp `delta` before `at` (default: now)."""
+    return format_ts((at or now()) - delta)
+
+
+def ms_between(start: str | None, end: str | None) -> float | None:
+    """Milliseconds from one stored timestamp to another, None when either is missing."""
+    if not start or not end:
+        return None
+    return (parse_ts(end) - parse_ts(start)).total_seconds() * 1000.0

@@ -1,0 +1,59 @@
+"""The Flask app factory: `create_app(settings)` builds a fresh, self-contained app."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from dataclasses import dataclass
+
+from flask import Flask
+from flask_cors import CORS
+
+from obsctl.config import Settings
+from obsctl.store.db import ConnectionPool
+from obsctl.web.errors import register_error_handlers
+from obsctl.web.security import create_limiter, install_auth, limit_blueprint
+
+# Route modules under obsctl.web.routes; each exposes `blueprint`, `RATE_GROUP` and
+# `OPENAPI_PATHS` (see obsctl/web/openapi.py).
+ROUTE_MODULES = (
+    "health",
+    "events",
+    "sessions",
+)
+
+
+@dataclass
+class AppState:
+    settings: Settings
+    pool: ConnectionPool
+
+
+def route_modules():
+    return [importlib.import_module(f"obsctl.web.routes.{name}") for name in ROUTE_MODULES]
+
+
+def create_app(settings: Settings | None = None) -> Flask:
+    """Build the obsctl HTTP API for `settings` (default: from the environment)."""
+    settings = settings or Settings.from_env()
+    app = Flask("obsctl")
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    app.json.sort_keys = False
+    app.extensions["obsctl"] = AppState(settings=settings, pool=ConnectionPool(settings.db_path))
+    app.logger.setLevel(logging.INFO)
+
+    CORS(app, origins=list(settings.cors_origins),
+         expose_headers=["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"])
+    limiter = create_limiter(app, settings)
+    install_auth(app, settings)
+    register_error_handlers(app)
+
+    for module in route_modules():
+        limit_blueprint(limiter, settings, module.blueprint, module.RATE_GROUP)
+        app.register_blueprint(module.blueprint)
+
+    from obsctl.web.openapi import blueprint as openapi_blueprint
+
+    limit_blueprint(limiter, settings, openapi_blueprint, "default")
+    app.register_blueprint(openapi_blueprint)
+    return app

@@ -1,0 +1,73 @@
+"""The one place where errors become HTTP responses: `{"error": "..."}` for every 4xx/5xx."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from flask import Flask
+from werkzeug.exceptions import HTTPException
+
+from obsctl.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    ObsctlError,
+    PayloadTooLarge,
+    ServiceUnavailable,
+)
+from obsctl.web.http import json_response
+
+STATUS_BY_ERROR = {
+    InvalidInput: 400,
+    NotFound: 404,
+    Conflict: 409,
+    PayloadTooLarge: 413,
+    ServiceUnavailable: 503,
+}
+
+_HTTP_MESSAGES = {
+    404: "not found: no such route",
+    405: "method not allowed on this route",
+    413: "request body too large",
+    415: "unsupported media type",
+    429: "rate limit exceeded; retry after the time in Retry-After",
+}
+
+
+def error_body(message: str, details: list | None = None) -> dict:
+    body = {"error": message}
+    if details:
+        body["details"] = details
+    return body
+
+
+def register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(ObsctlError)
+    def _obsctl_error(exc: ObsctlError):
+        status = next((s for cls, s in STATUS_BY_ERROR.items() if isinstance(exc, cls)), 400)
+        headers = {"Retry-After": "1"} if status == 503 else None
+        return json_response(error_body(exc.message, exc.details), status, headers)
+
+    @app.errorhandler(HTTPException)
+    def _http_error(exc: HTTPException):
+        status = exc.code or 500
+        message = _HTTP_MESSAGES.get(status) or (exc.description or exc.name).strip()
+        if status == 413:
+            limit = app.config.get("MAX_CONTENT_LENGTH")
+            message = f"request body too large; the limit is {limit} bytes"
+        response = json_response(error_body(message), status)
+        if status == 405 and getattr(exc, "valid_methods", None):
+            response.headers["Allow"] = ", ".join(exc.valid_methods)
+        return response
+
+    @app.errorhandler(sqlite3.OperationalError)
+    def _db_busy(exc: sqlite3.OperationalError):
+        if "locked" in str(exc) or "busy" in str(exc):
+            return json_response(error_body("database is busy; retry shortly"), 503, {"Retry-After": "1"})
+        app.logger.exception("database error")
+        return json_response(error_body("internal server error"), 500)
+
+    @app.errorhandler(Exception)
+    def _unexpected(exc: Exception):
+        app.logger.exception("unhandled error")
+        return json_response(error_body("internal server error"), 500)

@@ -1,0 +1,49 @@
+"""`GET /openapi.json`: the OpenAPI 3.1 document, assembled from the route modules."""
+
+from __future__ import annotations
+
+import copy
+
+from flask import Blueprint
+
+from obsctl import __version__
+from obsctl.web.http import json_response
+from obsctl.web.openapi_util import BASE_COMPONENTS, json_content, operation
+
+blueprint = Blueprint("openapi", __name__)
+
+OPENAPI_PATHS = {
+    "/openapi.json": {
+        "get": operation("meta", "This OpenAPI 3.1 document",
+                         ok=json_content({"type": "object"}))
+    }
+}
+
+
+def build_document() -> dict:
+    from obsctl.web.app import route_modules
+
+    components = copy.deepcopy(BASE_COMPONENTS)
+    paths: dict = {}
+    for module in route_modules():
+        paths.update(module.OPENAPI_PATHS)
+        components["schemas"].update(getattr(module, "OPENAPI_SCHEMAS", {}))
+    paths.update(OPENAPI_PATHS)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "obsctl API",
+            "version": __version__,
+            "description": "Agent observability: ingest events, read sessions, analytics, alerts, "
+                           "triage, postmortems, SLA targets and scorecards.",
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"ApiKey": []}],
+        "paths": paths,
+        "components": components,
+    }
+
+
+@blueprint.get("/openapi.json")
+def openapi_document():
+    return json_response(build_document())

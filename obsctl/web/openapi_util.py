@@ -1,0 +1,167 @@
+"""Builders for the OpenAPI 3.1 document, so route modules describe themselves briefly."""
+
+from __future__ import annotations
+
+_ERROR_NAMES = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    404: "NotFound",
+    409: "Conflict",
+    413: "TooLarge",
+    415: "UnsupportedMediaType",
+    429: "RateLimited",
+    503: "Unavailable",
+}
+
+
+def json_content(schema: dict, description: str = "OK") -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def error_responses(*statuses: int) -> dict:
+    return {str(s): {"$ref": f"#/components/responses/{_ERROR_NAMES[s]}"} for s in statuses}
+
+
+def query_param(name: str, schema: dict, description: str = "", required: bool = False) -> dict:
+    param = {"name": name, "in": "query", "required": required, "schema": schema}
+    if description:
+        param["description"] = description
+    return param
+
+
+def path_param(name: str, description: str = "") -> dict:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"},
+            "description": description or name}
+
+
+def session_id_param() -> dict:
+    return path_param("session_id", "Session id")
+
+
+def operation(tag: str, summary: str, *, params=None, request=None, ok=None, status: int = 200,
+              errors: dict | None = None, extra_responses: dict | None = None) -> dict:
+    """One operation; 401, 429 and 500 responses are added to every operation."""
+    op: dict = {"tags": [tag], "summary": summary}
+    if params:
+        op["parameters"] = params
+    if request is not None:
+        op["requestBody"] = {"required": True, "content": request["content"]}
+    responses = {str(status): ok or {"description": "OK"}}
+    responses.update(errors or {})
+    responses.update(extra_responses or {})
+    responses.update(error_responses(401, 429))
+    responses["500"] = {"$ref": "#/components/responses/ServerError"}
+    op["responses"] = responses
+    return op
+
+
+_JSON_OBJECT = {"type": ["object", "null"]}
+
+
+def _error_response(description: str) -> dict:
+    return json_content({"$ref": "#/components/schemas/Error"}, description)
+
+
+BASE_COMPONENTS: dict = {
+    "securitySchemes": {
+        "ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key",
+                   "description": "Required on every route but /health when SERVICE_API_KEY is set"}
+    },
+    "schemas": {
+        "Timestamp": {"type": "string", "description": "UTC ISO 8601 with milliseconds and Z",
+                      "examples": ["2026-11-21T20:42:19.123Z"]},
+        "Error": {
+            "type": "object",
+            "required": ["error"],
+            "properties": {
+                "error": {"type": "string"},
+                "details": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"index": {"type": "integer"},
+                                   "field": {"type": ["string", "null"]},
+                                   "message": {"type": "string"}},
+                }},
+            },
+        },
+        "EventInput": {
+            "type": "object",
+            "description": "An agent event; every field is optional except as noted for session_start",
+            "properties": {
+                "event_type": {"type": "string", "maxLength": 256, "default": "generic"},
+                "session_id": {"type": "string", "maxLength": 128, "default": "unknown"},
+                "event_id": {"type": "string", "maxLength": 128},
+                "timestamp": {"type": "string", "description": "ISO 8601; default now"},
+                "model": {"type": "string", "maxLength": 256},
+                "agent_name": {"type": "string", "maxLength": 256},
+                "tokens_in": {"type": "integer", "minimum": 0},
+                "tokens_out": {"type": "integer", "minimum": 0},
+                "duration_ms": {"type": "number", "minimum": 0},
+                "input_data": _JSON_OBJECT,
+                "output_data": _JSON_OBJECT,
+                "tool_call": _JSON_OBJECT,
+                "decision_trace": _JSON_OBJECT,
+                "metadata": _JSON_OBJECT,
+                "status": {"type": "string", "description": "session_end: completed or error"},
+                "total_tokens_in": {"type": "integer", "minimum": 0},
+                "total_tokens_out": {"type": "integer", "minimum": 0},
+            },
+        },
+        "Event": {
+            "type": "object",
+            "required": ["event_id", "session_id", "event_type", "timestamp", "is_error"],
+            "properties": {
+                "event_id": {"type": "string"},
+                "session_id": {"type": "string"},
+                "event_type": {"type": "string"},
+                "timestamp": {"$ref": "#/components/schemas/Timestamp"},
+                "model": {"type": ["string", "null"]},
+                "tokens_in": {"type": ["integer", "null"]},
+                "tokens_out": {"type": ["integer", "null"]},
+                "duration_ms": {"type": ["number", "null"]},
+                "input_data": _JSON_OBJECT,
+                "output_data": _JSON_OBJECT,
+                "tool_call": _JSON_OBJECT,
+                "decision_trace": _JSON_OBJECT,
+                "metadata": _JSON_OBJECT,
+                "agent_name": {"type": ["string", "null"]},
+                "is_error": {"type": "boolean"},
+                "parent_id": {"type": ["string", "null"]},
+            },
+        },
+        "Session": {
+            "type": "object",
+            "required": ["session_id", "agent_name", "started_at", "status",
+                         "total_tokens_in", "total_tokens_out"],
+            "properties": {
+                "session_id": {"type": "string"},
+                "agent_name": {"type": "string"},
+                "started_at": {"$ref": "#/components/schemas/Timestamp"},
+                "ended_at": {"type": ["string", "null"]},
+                "metadata": _JSON_OBJECT,
+                "total_tokens_in": {"type": "integer"},
+                "total_tokens_out": {"type": "integer"},
+                "status": {"type": "string", "enum": ["active", "completed", "error"]},
+                "event_count": {"type": "integer"},
+                "error_count": {"type": "integer"},
+            },
+        },
+        "SessionDetail": {
+            "allOf": [
+                {"$ref": "#/components/schemas/Session"},
+                {"type": "object", "required": ["events"], "properties": {
+                    "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}}}},
+            ]
+        },
+    },
+    "responses": {
+        "BadRequest": _error_response("Invalid input"),
+        "Unauthorized": _error_response("Missing or invalid X-API-Key"),
+        "NotFound": _error_response("Not found"),
+        "Conflict": _error_response("Conflicts with the current state"),
+        "TooLarge": _error_response("Body or batch over the limit"),
+        "UnsupportedMediaType": _error_response("Unsupported content type"),
+        "RateLimited": _error_response("Rate limit exceeded (see Retry-After)"),
+        "Unavailable": _error_response("Temporarily unavailable; retry"),
+        "ServerError": _error_response("Internal error"),
+    },
+}

@@ -1,0 +1,63 @@
+from flask import Blueprint
+
+from obsctl.services import sessions as service
+from obsctl.web.http import get_db, int_arg, json_response, str_arg
+from obsctl.web.openapi_util import (
+    error_responses,
+    json_content,
+    operation,
+    query_param,
+    session_id_param,
+)
+
+blueprint = Blueprint("sessions", __name__)
+RATE_GROUP = "sessions"
+
+
+@blueprint.get("/sessions")
+def list_sessions():
+    return json_response(service.list_sessions(
+        get_db(),
+        status=str_arg("status"),
+        limit=int_arg("limit", service.DEFAULT_LIMIT, minimum=1, maximum=service.MAX_LIMIT),
+        offset=int_arg("offset", 0, minimum=0),
+    ))
+
+
+@blueprint.get("/sessions/<session_id>")
+def get_session(session_id: str):
+    return json_response(service.get_session(get_db(), session_id))
+
+
+OPENAPI_PATHS = {
+    "/sessions": {
+        "get": operation(
+            "sessions",
+            "List sessions, newest first",
+            params=[
+                query_param("status", {"type": "string", "enum": ["active", "completed", "error"]}),
+                query_param("limit", {"type": "integer", "default": 50},
+                            "Page size, clamped to 1..200"),
+                query_param("offset", {"type": "integer", "default": 0}),
+            ],
+            ok=json_content({
+                "type": "object",
+                "required": ["sessions", "total"],
+                "properties": {
+                    "sessions": {"type": "array", "items": {"$ref": "#/components/schemas/Session"}},
+                    "total": {"type": "integer", "minimum": 0},
+                },
+            }),
+            errors=error_responses(400),
+        )
+    },
+    "/sessions/{session_id}": {
+        "get": operation(
+            "sessions",
+            "One session with all of its events",
+            params=[session_id_param()],
+            ok=json_content({"$ref": "#/components/schemas/SessionDetail"}),
+            errors=error_responses(404),
+        )
+    },
+}

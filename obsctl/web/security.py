@@ -1,0 +1,86 @@
+"""API-key authentication and per-IP rate limits with RateLimit-* headers."""
+
+from __future__ import annotations
+
+import hmac
+import time
+
+from flask import Blueprint, Flask, request
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+from limits import parse as parse_limit
+
+from obsctl.config import Settings
+from obsctl.web.errors import error_body
+from obsctl.web.http import json_response
+
+PUBLIC_PATHS = frozenset({"/health"})
+_RATE_LIMITED = "rate limit exceeded; retry after the time in Retry-After"
+
+
+def install_auth(app: Flask, settings: Settings) -> None:
+    """Require `X-API-Key` on every route but GET /health and CORS preflight when a key is set."""
+    expected = settings.api_key
+    if not expected:
+        return
+    expected_bytes = expected.encode()
+
+    @app.before_request
+    def _check_api_key():
+        if request.method == "OPTIONS" or request.path in PUBLIC_PATHS:
+            return None
+        provided = request.headers.get("X-API-Key", "")
+        if not hmac.compare_digest(provided.encode("utf-8", "replace"), expected_bytes):
+            message = "missing API key: send it in the X-API-Key header" if not provided else "invalid API key"
+            return json_response(error_body(message), 401)
+        return None
+
+
+def create_limiter(app: Flask, settings: Settings) -> Limiter:
+    """A limiter bound to this app only (no shared state between apps or tests)."""
+    limits = settings.rate_limits
+    limiter = Limiter(
+        key_func=get_remote_address,
+        default_limits=[limits["default"]] if limits else None,
+        storage_uri=settings.ratelimit_storage_uri,
+        headers_enabled=False,
+        strategy="fixed-window",
+        enabled=limits is not None,
+    )
+    limiter.init_app(app)
+
+    unrouted = parse_limit(limits["default"]) if limits else None
+
+    @app.after_request
+    def _rate_limit_headers(response):
+        if limits is None:
+            return response
+        current = limiter.current_limit
+        if current is not None:
+            amount, remaining, reset_at = current.limit.amount, current.remaining, current.reset_at
+        else:
+            # No route matched (404/405): flask-limiter checked nothing, so count the request
+            # against the default group here; the headers are then on every response.
+            key = get_remote_address()
+            allowed = limiter.limiter.hit(unrouted, "unrouted", key)
+            reset_at, remaining = limiter.limiter.get_window_stats(unrouted, "unrouted", key)
+            amount = unrouted.amount
+            if not allowed:
+                response = json_response(error_body(_RATE_LIMITED), 429)
+        reset_in = max(0, int(reset_at - time.time()))
+        response.headers["RateLimit-Limit"] = str(amount)
+        response.headers["RateLimit-Remaining"] = str(max(0, remaining))
+        response.headers["RateLimit-Reset"] = str(reset_in)
+        if response.status_code == 429:
+            response.headers["Retry-After"] = str(max(1, reset_in))
+        return response
+
+    return limiter
+
+
+def limit_blueprint(limiter: Limiter, settings: Settings, blueprint: Blueprint, group: str) -> None:
+    """Apply the group's per-IP limit, shared by every route of the blueprint."""
+    limits = settings.rate_limits
+    if limits is None:
+        return
+    limiter.shared_limit(limits.get(group, limits["default"]), scope=group)(blueprint)

@@ -1,0 +1,69 @@
+"""Running the app on waitress with a graceful shutdown.
+
+On SIGTERM or SIGINT the server stops accepting connections, lets requests already
+received finish and their responses go out (up to a deadline), then exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+import time
+
+log = logging.getLogger("obsctl.server")
+
+
+def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float = 20.0,
+          ready_message: bool = True) -> None:
+    from waitress import wasyncore
+    from waitress.server import create_server
+
+    server = create_server(app, host=host, port=port, threads=threads, ident="obsctl",
+                           clear_untrusted_proxy_headers=True, channel_timeout=60)
+    stopping = threading.Event()
+
+    def _stop(signum, frame):
+        stopping.set()
+        server.pull_trigger()
+
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    if ready_message:
+        sys.stderr.write(f"obsctl serving on http://{server.effective_host}:{server.effective_port} "
+                         f"({threads} threads); Ctrl-C to stop\n")
+        sys.stderr.flush()
+    socket_map = server._map
+    try:
+        while not stopping.is_set():
+            wasyncore.loop(timeout=0.5, map=socket_map, use_poll=True, count=1)
+        # Stop accepting, keep the trigger and open channels so responses still go out.
+        server.accepting = False
+        wasyncore.dispatcher.close(server)
+        deadline = time.monotonic() + drain_seconds
+        while time.monotonic() < deadline and _busy(server):
+            wasyncore.loop(timeout=0.05, map=socket_map, use_poll=True, count=1)
+    finally:
+        server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
+        for channel in list(server.active_channels.values()):
+            try:
+                channel.close()
+            except OSError:
+                pass
+        server.trigger.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        pool = app.extensions.get("obsctl")
+        if pool is not None:
+            pool.pool.close_all()
+    sys.stderr.write("obsctl server stopped\n")
+
+
+def _busy(server) -> bool:
+    """True while a request is being handled or a response is still being written."""
+    if server.task_dispatcher.queue:
+        return True
+    for channel in list(server.active_channels.values()):
+        if channel.requests or channel.total_outbufs_len or channel.request is not None:
+            return True
+    return False
