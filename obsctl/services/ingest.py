@@ -15,7 +15,7 @@ import orjson
 import sqlite_utils
 
 from obsctl.errors import InvalidInput, PayloadTooLarge
-from obsctl.services.events import is_error_event
+from obsctl.services.events import ERROR_TYPES, is_error_event
 from obsctl.store import events as event_store
 from obsctl.store.db import write_transaction
 from obsctl.timeutil import normalize_ts, now_iso
@@ -41,16 +41,19 @@ class IngestResult:
         return {"status": "ok", "processed": self.processed, "duplicates": self.duplicates}
 
 
-@dataclass
 class ValidEvent:
     """A validated event: the row to insert plus what the session bookkeeping needs."""
 
-    row: tuple
-    client_id: bool
-    status: Any = None
-    final_in: Any = None
-    final_out: Any = None
-    metadata: str | None = None
+    __slots__ = ("row", "client_id", "status", "final_in", "final_out", "metadata")
+
+    def __init__(self, row: tuple, client_id: bool, status: Any = None, final_in: Any = None,
+                 final_out: Any = None, metadata: str | None = None):
+        self.row = row
+        self.client_id = client_id
+        self.status = status
+        self.final_in = final_in
+        self.final_out = final_out
+        self.metadata = metadata
 
     @property
     def event_id(self) -> str:
@@ -94,6 +97,90 @@ def _type_name(value: Any) -> str:
         return "null"
     return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
             dict: "object"}.get(type(value), type(value).__name__)
+
+
+def _fast_validate(ev: Any, now: str) -> ValidEvent | None:
+    """The hot path: straight-line checks for a well-formed ordinary event.
+
+    Returns None for anything unusual (a problem, a lifecycle event, a non-dict), which
+    then goes through `validate_event` for the exact messages. Both accept the same events.
+    """
+    if type(ev) is not dict:
+        return None
+    get = ev.get
+    event_type = get("event_type")
+    if event_type is None:
+        event_type = "generic"
+    elif type(event_type) is not str or not event_type or len(event_type) > MAX_TEXT_LEN \
+            or event_type == "session_start" or event_type == "session_end":
+        return None
+    session_id = get("session_id")
+    if session_id is None:
+        session_id = "unknown"
+    elif type(session_id) is not str or not session_id or len(session_id) > MAX_ID_LEN:
+        return None
+    event_id = get("event_id")
+    if event_id is not None and (type(event_id) is not str or not event_id or len(event_id) > MAX_ID_LEN):
+        return None
+    model = get("model")
+    if model is not None and (type(model) is not str or len(model) > MAX_TEXT_LEN):
+        return None
+    agent_name = get("agent_name")
+    if agent_name is not None and (type(agent_name) is not str or len(agent_name) > MAX_TEXT_LEN):
+        return None
+    tokens_in = get("tokens_in")
+    if tokens_in is not None and (type(tokens_in) is not int or not 0 <= tokens_in <= MAX_TOKENS):
+        return None
+    tokens_out = get("tokens_out")
+    if tokens_out is not None and (type(tokens_out) is not int or not 0 <= tokens_out <= MAX_TOKENS):
+        return None
+    duration = get("duration_ms")
+    if duration is not None:
+        kind = type(duration)
+        if (kind is not int and kind is not float) or not 0 <= duration <= MAX_DURATION_MS:
+            return None
+    timestamp = get("timestamp")
+    if timestamp is None:
+        timestamp = now
+    elif type(timestamp) is not str:
+        return None
+    else:
+        try:
+            timestamp = normalize_ts(timestamp)
+        except (ValueError, OverflowError):
+            return None
+    input_data = get("input_data")
+    output_data = get("output_data")
+    tool_call = get("tool_call")
+    decision_trace = get("decision_trace")
+    metadata = get("metadata")
+    for value in (input_data, output_data, tool_call, decision_trace, metadata):
+        if value is not None and type(value) is not dict:
+            return None
+    parent_id = get("parent_id")
+    if parent_id is not None and type(parent_id) is not str:
+        return None
+    client_id = event_id is not None
+    if not client_id:
+        event_id = str(uuid.uuid4())
+    if tool_call is not None:
+        tool_name = tool_call.get("name")
+        if tool_name is not None and type(tool_name) is not str:
+            tool_name = str(tool_name)[:MAX_TEXT_LEN]
+    else:
+        tool_name = None
+    is_error = (event_type in ERROR_TYPES or event_type.endswith("_error")
+                or (output_data is not None and bool(output_data.get("error")))
+                or (tool_call is not None and bool(tool_call.get("error"))))
+    return ValidEvent((
+        event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, duration,
+        _dumps(input_data).decode() if input_data is not None else None,
+        _dumps(output_data).decode() if output_data is not None else None,
+        _dumps(tool_call).decode() if tool_call is not None else None,
+        _dumps(decision_trace).decode() if decision_trace is not None else None,
+        _dumps(metadata).decode() if metadata is not None else None,
+        agent_name, tool_name, 1 if is_error else 0, parent_id,
+    ), client_id)
 
 
 def validate_event(ev: Any, index: int, errors: list, now: str) -> ValidEvent | None:
@@ -182,10 +269,14 @@ def validate_events(raw: Sequence[Any], *, first_index: int = 0) -> tuple[list[V
     now = now_iso()
     valid = []
     append = valid.append
+    fast = _fast_validate
     for offset, ev in enumerate(raw):
-        result = validate_event(ev, first_index + offset, errors, now)
-        if result is not None:
-            append(result)
+        result = fast(ev, now)
+        if result is None:
+            result = validate_event(ev, first_index + offset, errors, now)
+            if result is None:
+                continue
+        append(result)
     return valid, errors
 
 
@@ -219,47 +310,78 @@ def ingest_events(db: sqlite_utils.Database, raw: Sequence[Any]) -> IngestResult
 
 
 def store_events(db: sqlite_utils.Database, valid: Sequence[ValidEvent]) -> IngestResult:
-    """Store validated events in one transaction; duplicates of stored events are skipped."""
+    """Store validated events in one transaction; duplicates of stored events are skipped.
+
+    The common case (no event already stored) costs one INSERT OR IGNORE per batch; when it
+    inserts fewer rows than expected, the batch is redone exactly with the stored ids known,
+    so a duplicate never adds to the session totals.
+    """
     result = IngestResult(processed=len(valid))
     if not valid:
         return result
     with write_transaction(db):
-        client_ids = [v.row[0] for v in valid if v.client_id]
-        seen = event_store.existing_event_ids(db, client_ids) if client_ids else set()
-        rows = []
-        deltas: dict[str, list] = {}
-        starts = []
-        ends = []
-        for v in valid:
-            row = v.row
-            event_id = row[0]
-            if event_id in seen:
-                result.duplicates += 1
-                continue
-            seen.add(event_id)
-            rows.append(row)
-            session_id, event_type, ts = row[1], row[2], row[3]
-            d = deltas.get(session_id)
-            if d is None:
-                # session_id, agent, started_at, in, out, events, errors, duration, last
-                d = deltas[session_id] = [session_id, row[13] or "unknown", ts, 0, 0, 0, 0, 0.0, ts]
-            elif d[1] == "unknown" and row[13]:
-                d[1] = row[13]
-            d[3] += row[5] or 0
-            d[4] += row[6] or 0
-            d[5] += 1
-            d[6] += row[15]
-            d[7] += row[7] or 0
-            if ts < d[2]:
-                d[2] = ts
-            if ts > d[8]:
-                d[8] = ts
-            if event_type == "session_start":
-                starts.append((row[13], v.metadata, ts, session_id))
-            elif event_type == "session_end":
-                status = v.status if v.status in ("completed", "error") else "completed"
-                ends.append((ts, status, v.final_in, v.final_out, session_id))
-        event_store.write_batch(db, rows, deltas.values(), starts, ends)
+        prepared = _prepare(valid, set())
+        rows = prepared[0]
+        if any(v.client_id for v in valid):
+            try:
+                with db.atomic():
+                    if _write(db, prepared, skip_existing=True) != len(rows):
+                        raise _SomeAlreadyStored()
+            except _SomeAlreadyStored:
+                client_ids = [v.row[0] for v in valid if v.client_id]
+                prepared = _prepare(valid, event_store.existing_event_ids(db, client_ids))
+                rows = prepared[0]
+                _write(db, prepared)
+        else:
+            _write(db, prepared)
     result.stored = len(rows)
-    result.sessions = set(deltas)
+    result.duplicates = len(valid) - len(rows)
+    result.sessions = {v.row[1] for v in valid}
     return result
+
+
+class _SomeAlreadyStored(Exception):
+    pass
+
+
+def _write(db, prepared, *, skip_existing: bool = False) -> int:
+    rows, deltas, starts, ends = prepared
+    return event_store.write_batch(db, rows, deltas.values(), starts, ends, skip_existing=skip_existing)
+
+
+def _prepare(valid: Sequence[ValidEvent], seen: set[str]):
+    """Rows to insert (skipping ids in `seen` and repeats within the batch) and the
+    per-session deltas, session_start fills and session_end updates they imply."""
+    rows = []
+    deltas: dict[str, list] = {}
+    starts = []
+    ends = []
+    for v in valid:
+        row = v.row
+        event_id = row[0]
+        if event_id in seen:
+            continue
+        seen.add(event_id)
+        rows.append(row)
+        session_id, event_type, ts = row[1], row[2], row[3]
+        d = deltas.get(session_id)
+        if d is None:
+            # session_id, agent, started_at, in, out, events, errors, duration, last event
+            d = deltas[session_id] = [session_id, row[13] or "unknown", ts, 0, 0, 0, 0, 0.0, ts]
+        elif d[1] == "unknown" and row[13]:
+            d[1] = row[13]
+        d[3] += row[5] or 0
+        d[4] += row[6] or 0
+        d[5] += 1
+        d[6] += row[15]
+        d[7] += row[7] or 0
+        if ts < d[2]:
+            d[2] = ts
+        elif ts > d[8]:
+            d[8] = ts
+        if event_type == "session_start":
+            starts.append((row[13], v.metadata, ts, session_id))
+        elif event_type == "session_end":
+            status = v.status if v.status in ("completed", "error") else "completed"
+            ends.append((ts, status, v.final_in, v.final_out, session_id))
+    return rows, deltas, starts, ends

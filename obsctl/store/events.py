@@ -16,6 +16,7 @@ _INSERT_EVENTS = (
     f"INSERT INTO events ({', '.join(EVENT_COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in EVENT_COLUMNS)})"
 )
+_INSERT_EVENTS_OR_IGNORE = _INSERT_EVENTS.replace("INSERT INTO", "INSERT OR IGNORE INTO", 1)
 
 # Upsert of per-session deltas: a new session gets the batch's values; an existing one adds
 # them. An 'unknown' agent is replaced by the first real agent name seen.
@@ -68,8 +69,14 @@ def write_batch(
     session_deltas: Iterable[tuple],
     starts: Iterable[tuple],
     ends: Iterable[tuple],
-) -> None:
-    """Write one validated, de-duplicated batch. Call inside a write transaction.
+    *,
+    skip_existing: bool = False,
+) -> int:
+    """Write one validated batch; returns how many event rows were inserted.
+
+    Call inside a write transaction. With `skip_existing`, events whose event_id is already
+    stored are skipped (the caller compares the count and redoes the batch exactly if any
+    was skipped, so session totals never count a duplicate).
 
     session_deltas: (session_id, agent_name, started_at, tokens_in, tokens_out, events,
     errors, duration_ms, last_event_at); starts: (agent_name, metadata_json, timestamp,
@@ -77,6 +84,9 @@ def write_batch(
     """
     conn = db.conn
     conn.executemany(_UPSERT_SESSIONS, session_deltas)
-    conn.executemany(_INSERT_EVENTS, rows)
+    before = conn.total_changes
+    conn.executemany(_INSERT_EVENTS_OR_IGNORE if skip_existing else _INSERT_EVENTS, rows)
+    inserted = conn.total_changes - before
     conn.executemany(_APPLY_START, starts)
     conn.executemany(_APPLY_END, ends)
+    return inserted

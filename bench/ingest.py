@@ -1,0 +1,158 @@
+"""Ingest throughput: `obsctl ingest` vs a raw sqlite3 executemany reference, memory for 1M
+events, and HTTP ingest through a real `obsctl serve`.
+
+Run: .venv/bin/python bench/ingest.py [--events 200000] [--rss-events 1000000] [--skip-http]
+Targets (issue 2): CLI >= 50% of the reference; peak RSS < 200 MB at 1M events;
+HTTP >= 10k events/s (batches of 1000, 4 client threads, limits lifted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _dataset import ROOT, write_jsonl  # noqa: E402
+
+OBSCTL = [sys.executable, "-m", "obsctl"]
+
+
+def reference_ingest(jsonl: Path, db_file: Path) -> float:
+    """Parse the file and insert every event with one executemany in one transaction."""
+    import sqlite3
+
+    from obsctl.store.db import open_db
+
+    open_db(db_file).close()
+    started = time.perf_counter()
+    conn = sqlite3.connect(db_file)
+    conn.execute("PRAGMA synchronous = NORMAL")
+    rows, sessions = [], {}
+    dumps = orjson.dumps
+    with open(jsonl, "rb") as f:
+        for line in f:
+            e = orjson.loads(line)
+            sid = e["session_id"]
+            sessions.setdefault(sid, (sid, e.get("agent_name") or "unknown", e["timestamp"]))
+            rows.append((
+                e["event_id"], sid, e["event_type"], e["timestamp"], e.get("model"),
+                e.get("tokens_in"), e.get("tokens_out"), e.get("duration_ms"),
+                *(dumps(e[k]).decode() if e.get(k) is not None else None
+                  for k in ("input_data", "output_data", "tool_call", "decision_trace", "metadata")),
+            ))
+    with conn:
+        conn.executemany("INSERT INTO sessions (session_id, agent_name, started_at) VALUES (?,?,?)",
+                         sessions.values())
+        conn.executemany(
+            "INSERT INTO events (event_id, session_id, event_type, timestamp, model, tokens_in, "
+            "tokens_out, duration_ms, input_data, output_data, tool_call, decision_trace, metadata) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    conn.close()
+    return time.perf_counter() - started
+
+
+def run_measured(argv: list[str]) -> tuple[float, float]:
+    """Wall time and peak RSS (MB) of a child process, started from this small process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=ROOT)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(argv)}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def cli_ingest(jsonl: Path, db_file: Path) -> tuple[float, float]:
+    """Wall time of `obsctl ingest FILE` and its peak RSS in MB."""
+    return run_measured([*OBSCTL, "--db", str(db_file), "ingest", "--quiet", str(jsonl)])
+
+
+def http_ingest(events: list[dict], db_file: Path, threads: int = 4, batch: int = 1000) -> float:
+    import requests
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from conftest import start_server
+
+    server = start_server(db_file, db_file.parent, {"OBSCTL_RATE_LIMITS": "off"}, threads=4)
+    try:
+        bodies = [orjson.dumps({"events": events[i:i + batch]}) for i in range(0, len(events), batch)]
+        lock = threading.Lock()
+        failures = []
+
+        def worker():
+            session = requests.Session()
+            while True:
+                with lock:
+                    if not bodies:
+                        return
+                    body = bodies.pop()
+                r = session.post(f"{server.url}/events", data=body,
+                                 headers={"Content-Type": "application/json"}, timeout=60)
+                if r.status_code != 200:
+                    failures.append(r.status_code)
+
+        started = time.perf_counter()
+        pool = [threading.Thread(target=worker) for _ in range(threads)]
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join()
+        elapsed = time.perf_counter() - started
+        if failures:
+            raise SystemExit(f"HTTP ingest had failures: {failures[:5]}")
+        return elapsed
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--rss-events", type=int, default=1_000_000)
+    parser.add_argument("--http-events", type=int, default=100_000)
+    parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--reference", nargs=2, metavar=("JSONL", "DB"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.reference:
+        reference_ingest(Path(args.reference[0]), Path(args.reference[1]))
+        return
+
+    with tempfile.TemporaryDirectory(prefix="obsctl-bench-") as tmp:
+        tmp = Path(tmp)
+        jsonl = tmp / "events.jsonl"
+        n = write_jsonl(jsonl, args.events // 50, seed=7)
+        size_mb = jsonl.stat().st_size / 1e6
+        print(f"input: {n} events, {size_mb:.1f} MB JSONL")
+
+        # Both run as fresh child processes (interpreter start-up included in both).
+        ref, _ = run_measured([sys.executable, __file__, "--reference", str(jsonl), str(tmp / "ref.db")])
+        cli, rss = cli_ingest(jsonl, tmp / "cli.db")
+        print(f"reference (orjson + executemany, one transaction): {n / ref:10,.0f} events/s ({ref:.2f}s)")
+        print(f"obsctl ingest (CLI, validated, idempotent):        {n / cli:10,.0f} events/s ({cli:.2f}s)")
+        print(f"ratio CLI/reference: {ref / cli:.0%}  (target >= 50%)  peak RSS {rss:.0f} MB")
+
+        if args.rss_events:
+            big = tmp / "big.jsonl"
+            nb = write_jsonl(big, args.rss_events // 50, seed=8)
+            t_big, rss_big = cli_ingest(big, tmp / "big.db")
+            big.unlink()
+            print(f"obsctl ingest of {nb} events: {nb / t_big:,.0f} events/s, peak RSS {rss_big:.0f} MB "
+                  f"(target < 200 MB)")
+
+        if not args.skip_http:
+            events = [orjson.loads(line) for _, line in zip(range(args.http_events), open(jsonl, "rb"))]
+            t_http = http_ingest(events, tmp / "http.db")
+            print(f"HTTP POST /events (batches of 1000, 4 client threads, 4 server threads): "
+                  f"{len(events) / t_http:,.0f} events/s (target >= 10,000)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""Shared fixtures: a real SQLite file per test, the real Flask app, the real CLI, and a
+real `obsctl serve` process for end-to-end tests. Nothing touches the user's files."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from typer.testing import CliRunner
+
+from obsctl.config import Settings
+from obsctl.store.db import open_db
+
+_ENV_VARS = ("OBSCTL_DB", "SERVICE_API_KEY", "CORS_ORIGINS", "OBSCTL_RATE_LIMITS", "PORT",
+             "OBSCTL_MAX_BATCH", "OBSCTL_MAX_BODY_BYTES", "OBSCTL_PRICES",
+             "OBSCTL_WEBHOOK_ALLOW_PRIVATE", "OBSCTL_RATELIMIT_STORAGE_URI")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch):
+    """No test sees the caller's obsctl settings or writes to the real data directory."""
+    for name in _ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    return tmp_path / "obsctl.db"
+
+
+@pytest.fixture
+def settings(db_path) -> Settings:
+    return Settings.from_env({}, db_path=db_path)
+
+
+@pytest.fixture
+def db(db_path):
+    handle = open_db(db_path)
+    yield handle
+    handle.close()
+
+
+@pytest.fixture
+def make_app(db_path):
+    """Build an app with settings from an env mapping (e.g. {"SERVICE_API_KEY": "k"})."""
+    from obsctl.web.app import create_app
+
+    apps = []
+
+    def factory(env: dict | None = None, **overrides):
+        app = create_app(Settings.from_env(env or {}, db_path=db_path, **overrides))
+        app.config["TESTING"] = True
+        apps.append(app)
+        return app
+
+    yield factory
+    for app in apps:
+        app.extensions["obsctl"].pool.close_all()
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def cli(db_path):
+    """Run obsctl in-process: cli("sessions", "list", "--json") -> click Result."""
+    from obsctl.cli.main import app as cli_app
+
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | bytes | None = None, env: dict | None = None):
+        return runner.invoke(cli_app, ["--db", str(db_path), *args], input=input, env=env,
+                             catch_exceptions=False)
+
+    return invoke
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LiveServer:
+    def __init__(self, process: subprocess.Popen, port: int, log_path: Path):
+        self.process = process
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.log_path = log_path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self, sig=None, timeout: float = 20) -> int:
+        import signal
+
+        if self.process.poll() is None:
+            self.process.send_signal(sig or signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+def start_server(db_path: Path, tmp_path: Path, env: dict | None = None, threads: int = 4,
+                 wait: float = 30.0) -> LiveServer:
+    """Start `obsctl serve` as a real subprocess on a free 127.0.0.1 port and wait for /health."""
+    port = free_port()
+    full_env = {k: v for k, v in os.environ.items() if k not in _ENV_VARS}
+    full_env.update(env or {})
+    log_path = tmp_path / f"serve-{port}.log"
+    log = open(log_path, "wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "obsctl", "--db", str(db_path), "serve", "--host", "127.0.0.1",
+         "--port", str(port), "--threads", str(threads)],
+        stdout=log, stderr=subprocess.STDOUT, env=full_env,
+    )
+    server = LiveServer(process, port, log_path)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"obsctl serve exited early:\n{server.log()}")
+        try:
+            if requests.get(f"{server.url}/health", timeout=1).status_code == 200:
+                return server
+        except requests.RequestException:
+            time.sleep(0.05)
+    server.stop()
+    raise RuntimeError(f"obsctl serve did not start:\n{server.log()}")
+
+
+@pytest.fixture
+def live_server(db_path, tmp_path):
+    """A real `obsctl serve` on 127.0.0.1 (dev mode, limits as configured by `env`)."""
+    servers = []
+
+    def factory(env: dict | None = None, threads: int = 4) -> LiveServer:
+        server = start_server(db_path, tmp_path, env, threads)
+        servers.append(server)
+        return server
+
+    yield factory
+    for server in servers:
+        server.stop()
+
+
+def event(session_id: str = "s1", event_type: str = "llm_call", **fields) -> dict:
+    """A minimal event dict for tests."""
+    return {"session_id": session_id, "event_type": event_type, **fields}
