@@ -20,7 +20,8 @@ install: $(STAMP)
 demo: $(STAMP)
 	@mkdir -p .demo
 	@rm -f $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
-	$(BIN)/obsctl --db $(DEMO_DB) ingest examples/demo-events.jsonl
+	$(BIN)/python examples/generate_demo.py --now > .demo/events.jsonl
+	$(BIN)/obsctl --db $(DEMO_DB) ingest .demo/events.jsonl
 	$(BIN)/obsctl --db $(DEMO_DB) sessions list
 	$(BIN)/printq livePercent greater 50
 

@@ -1,0 +1,56 @@
+"""`obsctl sessions list/show`, and parity of --json with the HTTP API."""
+
+import json
+
+from obsctl.services.ingest import ingest_events
+from tests.conftest import event
+
+
+def seed(db):
+    ingest_events(db, [
+        event("a", "session_start", agent_name="bot", timestamp="2026-01-01T00:00:00Z", metadata={"k": "v"}),
+        event("a", model="gpt-4o", tokens_in=10, tokens_out=5, input_data={"prompt": "hi"}),
+        event("b", "tool_call", tool_call={"name": "search", "error": "503"}, timestamp="2026-01-02T00:00:00Z"),
+        event("b", "session_end", status="error", timestamp="2026-01-02T00:00:01Z"),
+    ])
+
+
+def test_list_json_equals_api_body(db, cli, client):
+    seed(db)
+    result = cli("sessions", "list", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == client.get("/sessions").get_json()
+
+
+def test_list_json_with_filters_equals_api_body(db, cli, client):
+    seed(db)
+    result = cli("sessions", "list", "--json", "--status", "error", "--limit", "1")
+    assert json.loads(result.stdout) == client.get("/sessions?status=error&limit=1").get_json()
+    assert json.loads(result.stdout)["total"] == 1
+
+
+def test_show_json_equals_api_body(db, cli, client):
+    seed(db)
+    result = cli("sessions", "show", "a", "--json")
+    assert json.loads(result.stdout) == client.get("/sessions/a").get_json()
+
+
+def test_list_plain_output_when_piped(db, cli):
+    seed(db)
+    out = cli("sessions", "list").stdout.splitlines()
+    assert out[0].split("\t") == ["session_id", "agent", "status", "started_at", "events", "errors", "tokens"]
+    assert out[1].split("\t")[:3] == ["b", "unknown", "error"]
+    assert out[2].split("\t")[:3] == ["a", "bot", "active"]
+
+
+def test_show_unknown_session_exits_1(db, cli):
+    result = cli("sessions", "show", "missing")
+    assert result.exit_code == 1
+    assert result.stderr == "Error: session 'missing' not found\n"
+
+
+def test_invalid_status_is_one_line_error(db, cli):
+    result = cli("sessions", "list", "--status", "paused")
+    assert result.exit_code == 1
+    assert "status must be one of active, completed, error" in result.stderr
+    assert "Traceback" not in result.output
