@@ -77,6 +77,8 @@ def ingest_command(
 
 def _open_source(source: str):
     if source == "-":
+        if sys.stdin.isatty():
+            notice("reading events from the terminal (end with Ctrl-D); pass FILE or pipe a file instead")
         return sys.stdin.buffer, None, "<stdin>"
     path = Path(source)
     try:
