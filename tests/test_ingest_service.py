@@ -209,3 +209,10 @@ def test_sessions_list_filters_pages_and_counts(db):
     assert len(list_sessions(db, limit=10_000)["sessions"]) == 5
     with pytest.raises(InvalidInput):
         list_sessions(db, status="paused")
+
+
+def test_values_json_cannot_hold_are_rejected_not_crashing(db):
+    with pytest.raises(InvalidInput) as info:
+        ingest_events(db, [event("s", input_data={"n": 2**70})])
+    assert info.value.details[0]["field"] == "input_data"
+    assert "64-bit" in info.value.details[0]["message"]

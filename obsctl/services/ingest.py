@@ -172,14 +172,14 @@ def _fast_validate(ev: Any, now: str) -> ValidEvent | None:
     is_error = (event_type in ERROR_TYPES or event_type.endswith("_error")
                 or (output_data is not None and bool(output_data.get("error")))
                 or (tool_call is not None and bool(tool_call.get("error"))))
+    try:
+        encoded = [_dumps(v).decode() if v is not None else None
+                   for v in (input_data, output_data, tool_call, decision_trace, metadata)]
+    except TypeError:
+        return None  # e.g. an integer beyond 64 bits: the slow path names the field
     return ValidEvent((
         event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, duration,
-        _dumps(input_data).decode() if input_data is not None else None,
-        _dumps(output_data).decode() if output_data is not None else None,
-        _dumps(tool_call).decode() if tool_call is not None else None,
-        _dumps(decision_trace).decode() if decision_trace is not None else None,
-        _dumps(metadata).decode() if metadata is not None else None,
-        agent_name, tool_name, 1 if is_error else 0, parent_id,
+        *encoded, agent_name, tool_name, 1 if is_error else 0, parent_id,
     ), client_id)
 
 
@@ -221,6 +221,11 @@ def validate_event(ev: Any, index: int, errors: list, now: str) -> ValidEvent | 
         value = ev.get(name)
         if value is not None and type(value) is not dict:
             _err(errors, index, name, f"must be a JSON object or null, got {_type_name(value)}")
+        elif value is not None:
+            try:
+                _dumps(value)
+            except TypeError as exc:
+                _err(errors, index, name, f"cannot be stored as JSON: {exc}")
         objects.append(value)
     input_data, output_data, tool_call, decision_trace, metadata = objects
 

@@ -29,13 +29,18 @@ def query_param(name: str, schema: dict, description: str = "", required: bool =
     return param
 
 
-def path_param(name: str, description: str = "") -> dict:
-    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"},
-            "description": description or name}
+def path_param(name: str, description: str = "", example: str | None = None) -> dict:
+    param = {"name": name, "in": "path", "required": True, "schema": {"type": "string"},
+             "description": description or name}
+    if example is not None:
+        param["example"] = example
+    return param
 
 
 def session_id_param() -> dict:
-    return path_param("session_id", "Session id")
+    # The example is a session of the bundled demo sample (examples/), which the fuzz test
+    # loads first so generated requests also reach existing sessions.
+    return path_param("session_id", "Session id", example="research-002")
 
 
 def operation(tag: str, summary: str, *, params=None, request=None, ok=None, status: int = 200,

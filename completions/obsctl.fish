@@ -1,0 +1,1 @@
+complete --command obsctl --no-files --arguments "(env _OBSCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) obsctl)" --condition "env _OBSCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) obsctl"

@@ -1,0 +1,12 @@
+
+_printq_completion() {
+    local IFS=$'
+'
+    COMPREPLY=( $( env COMP_WORDS="${COMP_WORDS[*]}" \
+                   COMP_CWORD=$COMP_CWORD \
+                   _PRINTQ_COMPLETE=complete_bash $1 ) )
+    return 0
+}
+
+complete -o default -F _printq_completion printq
+

@@ -1,0 +1,1 @@
+complete --command printq --no-files --arguments "(env _PRINTQ_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) printq)" --condition "env _PRINTQ_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) printq"

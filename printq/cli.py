@@ -1,0 +1,97 @@
+"""The ``printq`` entry point.
+
+``printq METRIC COMPARISON VALUE [--data PATH]`` is the hot path: it is parsed here by hand and
+answered without importing typer, rich or flask, so a query starts in a few tens of milliseconds.
+Everything else (``metrics``, ``serve``, ``--help``, ``--version``, usage errors) goes to the Typer
+app in ``printq.commands``, which documents the query form as its ``query`` command.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from printq.errors import DataUnavailable, InvalidQuery, NoData, PrintqError
+
+SUBCOMMANDS = ("query", "metrics", "serve")
+
+# The one place where errors become exit codes.
+EXIT_CODES: dict[type[PrintqError], int] = {InvalidQuery: 1, NoData: 1, DataUnavailable: 2}
+
+
+def exit_code(error: PrintqError) -> int:
+    return next((code for kind, code in EXIT_CODES.items() if isinstance(error, kind)), 1)
+
+
+def run_query_command(metric: str, comparison: str, value: str, data: str | None) -> int:
+    """Answer one query: the bare JSON number on stdout, or a one-line error on stderr."""
+    from printq.dataset import Dataset
+    from printq.queries import format_number, parse_query, run_query
+    from printq.settings import load_settings
+
+    settings = load_settings(data)
+    try:
+        query = parse_query(metric, comparison, value)  # bad input is reported before any file I/O
+        result = run_query(Dataset(settings.data_path, settings.cache_dir).snapshot(), query)
+    except PrintqError as exc:
+        print(f"Error: {exc.message}", file=sys.stderr)
+        return exit_code(exc)
+    print(format_number(result))
+    return 0
+
+
+def _is_number(token: str) -> bool:
+    from printq.queries import parse_number
+
+    return parse_number(token) is not None
+
+
+def parse_fast_query(args: list[str]) -> tuple[str, str, str, str | None] | None:
+    """``(metric, comparison, value, data)`` for the plain query form, else None (let Typer handle it)."""
+    positionals: list[str] = []
+    data = None
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            positionals.extend(args[i + 1:])
+            break
+        if token == "--data" and i + 1 < len(args):
+            data = args[i + 1]
+            i += 2
+            continue
+        if token.startswith("--data="):
+            data = token.removeprefix("--data=")
+        elif token.startswith("-") and not _is_number(token):  # -3 is a value, --help is not
+            return None
+        else:
+            positionals.append(token)
+        i += 1
+    if len(positionals) != 3 or positionals[0] in SUBCOMMANDS:
+        return None
+    return positionals[0], positionals[1], positionals[2], data
+
+
+def _typer_args(args: list[str]) -> list[str]:
+    """Route a bare query (``printq livePercent greater --help``) to the ``query`` command."""
+    i = 0
+    while i < len(args):
+        if args[i] == "--data":
+            i += 2
+            continue
+        if args[i] == "--":
+            return ["query", *args] if i + 1 < len(args) else args
+        if not args[i].startswith("-"):
+            return args if args[i] in SUBCOMMANDS else ["query", *args]
+        i += 1
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run printq with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    fast = parse_fast_query(args)
+    if fast is not None:
+        return run_query_command(*fast)
+    from printq.commands import run_app
+
+    return run_app(_typer_args(args))
