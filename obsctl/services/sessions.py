@@ -11,6 +11,7 @@ from obsctl.store import sessions as store
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
+MAX_OFFSET = 2**53  # beyond any real table; keeps SQLite's 64-bit integers safe
 _JSON_EVENT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
 
 
@@ -68,7 +69,7 @@ def list_sessions(
     if status is not None and status not in SESSION_STATUSES:
         raise InvalidInput(f"status must be one of {', '.join(SESSION_STATUSES)}; got {status!r}")
     limit = clamp_limit(limit, DEFAULT_LIMIT, MAX_LIMIT)
-    offset = max(0, int(offset or 0))
+    offset = max(0, min(int(offset or 0), MAX_OFFSET))
     rows, total = store.list_sessions(db, status=status, limit=limit, offset=offset)
     return {"sessions": [session_view(r) for r in rows], "total": total}
 

@@ -9,6 +9,7 @@ from flask import Response, current_app, request
 
 from obsctl.errors import InvalidInput
 
+_INT_BOUND = 2**53
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
 
@@ -52,7 +53,9 @@ def int_arg(name: str, default: int | None = None, *, minimum: int | None = None
     try:
         value = int(raw.strip())
     except ValueError:
-        raise InvalidInput(f"query parameter {name!r} must be an integer, got {raw!r}") from None
+        raise InvalidInput(f"query parameter {name!r} must be an integer, got {raw[:40]!r}") from None
+    # Far beyond any real count; bounding here keeps SQLite's 64-bit integers safe.
+    value = max(-_INT_BOUND, min(value, _INT_BOUND))
     if minimum is not None and value < minimum:
         value = minimum
     if maximum is not None and value > maximum:

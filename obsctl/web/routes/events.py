@@ -19,11 +19,13 @@ OPENAPI_PATHS = {
     "/events": {
         "post": operation(
             "events",
-            "Ingest a batch of events (all-or-nothing; idempotent on event_id)",
+            "Ingest a batch of events (all-or-nothing; idempotent on event_id). At most "
+            "OBSCTL_MAX_BATCH events (default 1000) and OBSCTL_MAX_BODY_BYTES (default 10 MiB); "
+            "413 beyond either",
             request=json_content({
                 "type": "object",
                 "required": ["events"],
-                "properties": {"events": {"type": "array", "maxItems": 1000,
+                "properties": {"events": {"type": "array",
                                           "items": {"$ref": "#/components/schemas/EventInput"}}},
             }),
             ok=json_content({
