@@ -23,6 +23,10 @@ demo: $(STAMP)
 	$(BIN)/python examples/generate_demo.py --now > .demo/events.jsonl
 	$(BIN)/obsctl --db $(DEMO_DB) ingest .demo/events.jsonl
 	$(BIN)/obsctl --db $(DEMO_DB) sessions list
+	$(BIN)/obsctl --db $(DEMO_DB) explain support-004
+	$(BIN)/obsctl --db $(DEMO_DB) compare support-001 support-004
+	$(BIN)/obsctl --db $(DEMO_DB) export support-004 --format csv -o .demo/support-004.csv
+	$(BIN)/obsctl --db $(DEMO_DB) analytics
 	$(BIN)/printq livePercent greater 50
 
 test: $(STAMP)
@@ -38,7 +42,7 @@ bench: $(STAMP)
 	@set -e; for b in bench/[a-z]*.py; do echo "== $$b"; $(BIN)/python $$b; done
 
 completions: $(STAMP)
-	$(BIN)/python -m obsctl.completions completions
+	$(BIN)/python completions/generate.py completions
 
 clean:
 	rm -rf $(VENV) .demo build dist *.egg-info .pytest_cache .ruff_cache .hypothesis bench/.cache

@@ -8,7 +8,8 @@ from typing import Optional
 import typer
 
 from obsctl import __version__
-from obsctl.cli import ingest, serve, sessions
+from obsctl.cli import admin, ingest, serve, sessions
+from obsctl.cli import analytics, compare, explain, export
 from obsctl.cli.base import ObsTyper
 from obsctl.config import Settings
 from obsctl.errors import ObsctlError
@@ -47,6 +48,12 @@ def root(
 app.command("ingest")(ingest.ingest_command)
 app.add_typer(sessions.app, name="sessions")
 app.command("serve")(serve.serve_command)
+app.command("explain")(explain.explain_command)
+app.command("export")(export.export_command)
+app.command("compare")(compare.compare_command)
+app.command("analytics")(analytics.analytics_command)
+app.command("prune")(admin.prune_command)
+app.add_typer(admin.db_app, name="db")
 
 
 def main() -> None:

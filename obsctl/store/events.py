@@ -6,6 +6,8 @@ from typing import Iterable, Sequence
 
 import sqlite_utils
 
+from obsctl.store import event_stats
+
 # Column order of the rows built by the ingest service (see services/ingest.py).
 EVENT_COLUMNS = (
     "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
@@ -87,6 +89,8 @@ def write_batch(
     before = conn.total_changes
     conn.executemany(_INSERT_EVENTS_OR_IGNORE if skip_existing else _INSERT_EVENTS, rows)
     inserted = conn.total_changes - before
+    if inserted == len(rows):  # fewer means the caller rolls back and redoes the batch
+        event_stats.add_rows(conn, rows)
     conn.executemany(_APPLY_START, starts)
     conn.executemany(_APPLY_END, ends)
     return inserted

@@ -148,3 +148,13 @@ def m002_alerts_webhooks_sla(db):
         );
         """
     )
+
+
+@migrations()
+def m003_analytics_event_stats(db):
+    # Rollup behind the analytics event sections, maintained by the ingest transaction.
+    from obsctl.store import event_stats
+
+    db.execute(event_stats.CREATE_TABLE)
+    event_stats.rebuild(db.conn)
+

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import logging
 from dataclasses import dataclass
 
 from flask import Flask
@@ -11,6 +10,7 @@ from flask_cors import CORS
 
 from obsctl.config import Settings
 from obsctl.store.db import ConnectionPool
+from obsctl.web.access_log import install_access_log
 from obsctl.web.errors import register_error_handlers
 from obsctl.web.security import create_limiter, install_auth, limit_blueprint
 
@@ -20,6 +20,8 @@ ROUTE_MODULES = (
     "health",
     "events",
     "sessions",
+    "session_views",
+    "analytics",
 )
 
 
@@ -33,14 +35,18 @@ def route_modules():
     return [importlib.import_module(f"obsctl.web.routes.{name}") for name in ROUTE_MODULES]
 
 
-def create_app(settings: Settings | None = None) -> Flask:
-    """Build the obsctl HTTP API for `settings` (default: from the environment)."""
+def create_app(settings: Settings | None = None, *, serving: bool = False) -> Flask:
+    """Build the obsctl HTTP API for `settings` (default: from the environment).
+
+    `serving` (only `obsctl serve`) also starts the route modules' background workers (their
+    `start_background(app)`), kept in app.extensions["obsctl_workers"] for the server to stop.
+    """
     settings = settings or Settings.from_env()
     app = Flask("obsctl")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.json.sort_keys = False
     app.extensions["obsctl"] = AppState(settings=settings, pool=ConnectionPool(settings.db_path))
-    app.logger.setLevel(logging.INFO)
+    install_access_log(app)
 
     CORS(app, origins=list(settings.cors_origins),
          expose_headers=["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"])
@@ -56,4 +62,8 @@ def create_app(settings: Settings | None = None) -> Flask:
 
     limit_blueprint(limiter, settings, openapi_blueprint, "default")
     app.register_blueprint(openapi_blueprint)
+    if serving:
+        app.extensions["obsctl_workers"] = [
+            module.start_background(app) for module in route_modules() if hasattr(module, "start_background")
+        ]
     return app

@@ -53,6 +53,8 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
         server.trigger.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        for worker in app.extensions.get("obsctl_workers", ()):
+            worker.stop()
         pool = app.extensions.get("obsctl")
         if pool is not None:
             pool.pool.close_all()

@@ -1,0 +1,119 @@
+"""`obsctl analytics`: overview, top agents, models, event types and activity over time."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import typer
+
+from obsctl.cli.base import _translate_errors as translate_errors
+from obsctl.cli.base import console, emit_json, open_database, stdout_is_tty
+
+CHART_DAYS = 14
+BAR_WIDTH = 40
+_SPARKS = "·▁▂▃▄▅▆▇█"
+
+
+@translate_errors
+def analytics_command(
+    ctx: typer.Context,
+    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+) -> None:
+    """Analytics across all sessions.
+
+    Overview, session durations, top agents by tokens, model usage, event types, sessions
+    per day (last 90 days) and events per hour of day (UTC).
+
+    On a terminal: a panel, tables and a bar chart; piped (or with --json): the API's JSON.
+
+    Example: obsctl analytics --json | jq .overview.error_rate
+    """
+    from obsctl.services.analytics import get_analytics
+
+    data = get_analytics(open_database(ctx))
+    if json_ or not stdout_is_tty():
+        emit_json(data)
+        return
+    _render(data)
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.2f}"
+    return f"{int(value):,}"
+
+
+def daily_series(points: list[dict], last_day: date, days: int) -> list[tuple[str, int]]:
+    """(day, session_count) for each of the `days` days up to `last_day`, gaps as 0."""
+    counts = {p["day"]: p["session_count"] for p in points}
+    series = []
+    for offset in range(days - 1, -1, -1):
+        day = (last_day - timedelta(days=offset)).isoformat()
+        series.append((day, counts.get(day, 0)))
+    return series
+
+
+def sparkline(values: list[int]) -> str:
+    top = max(values, default=0)
+    if top == 0:
+        return _SPARKS[0] * len(values)
+    return "".join(_SPARKS[round(v / top * (len(_SPARKS) - 1))] for v in values)
+
+
+def _render(data: dict) -> None:
+    from rich.panel import Panel
+    from rich.table import Table
+
+    from obsctl.timeutil import now
+
+    out = console()
+    o, d = data["overview"], data["duration"]
+    out.print(Panel(
+        f"sessions [bold]{_fmt(o['total_sessions'])}[/bold]  "
+        f"([cyan]{_fmt(o['active_sessions'])} active[/cyan], "
+        f"[green]{_fmt(o['completed_sessions'])} completed[/green], "
+        f"[red]{_fmt(o['error_sessions'])} error[/red]; error rate {o['error_rate']:.2f}%)\n"
+        f"events [bold]{_fmt(o['total_events'])}[/bold]  tokens [bold]{_fmt(o['total_tokens'])}[/bold] "
+        f"({_fmt(o['total_tokens_in'])} in / {_fmt(o['total_tokens_out'])} out, "
+        f"{_fmt(o['avg_tokens_per_session'])} per session)\n"
+        f"session duration ms: avg {_fmt(d['avg_ms'])}, min {_fmt(d['min_ms'])}, max {_fmt(d['max_ms'])}\n"
+        f"first session {o['earliest_session'] or '-'}  latest {o['latest_session'] or '-'}",
+        title="analytics", expand=False,
+    ))
+
+    def table(title: str, headers: list[str], rows: list[list]) -> None:
+        if not rows:
+            return
+        t = Table(title=title, header_style="bold", title_justify="left")
+        for i, h in enumerate(headers):
+            t.add_column(h, justify="left" if i == 0 else "right")
+        for row in rows:
+            t.add_row(*[r if isinstance(r, str) else _fmt(r) for r in row])
+        out.print(t)
+
+    table("top agents (by tokens)", ["agent", "sessions", "tokens", "avg tokens"],
+          [[a["agent_name"], a["session_count"], a["total_tokens"], a["avg_tokens"]]
+           for a in data["top_agents"]])
+    table("model usage", ["model", "calls", "tokens in", "tokens out", "avg ms"],
+          [[m["model"], m["call_count"], m["total_tokens_in"], m["total_tokens_out"],
+            m["avg_duration_ms"]] for m in data["model_usage"]])
+    table("event types", ["event type", "count"],
+          [[e["event_type"], e["count"]] for e in data["event_types"]])
+
+    today = now().date()
+    recent = daily_series(data["sessions_over_time"], today, CHART_DAYS)
+    top = max((n for _, n in recent), default=0)
+    chart = Table(title=f"sessions per day (last {CHART_DAYS} days, UTC)", header_style="bold",
+                  title_justify="left", show_header=False, box=None)
+    chart.add_column("day")
+    chart.add_column("sessions", justify="right")
+    chart.add_column("bar")
+    for day, n in recent:
+        chart.add_row(day, _fmt(n), "[cyan]" + "█" * (round(n / top * BAR_WIDTH) if top else 0) + "[/cyan]")
+    out.print(chart)
+    quarter = [n for _, n in daily_series(data["sessions_over_time"], today, 90)]
+    out.print(f"90 days  [cyan]{sparkline(quarter)}[/cyan]")
+    hours = [h["event_count"] for h in data["hourly_activity"]]
+    out.print(f"by hour  [magenta]{sparkline(hours)}[/magenta]  (00-23 UTC)")

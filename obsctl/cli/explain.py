@@ -1,0 +1,41 @@
+"""`obsctl explain`: a session as Markdown (rendered on a terminal, raw when piped)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from obsctl.cli.base import _translate_errors as translate_errors
+from obsctl.cli.base import console, emit_json, open_database, stdout_is_tty
+
+
+@translate_errors
+def explain_command(
+    ctx: typer.Context,
+    session_id: str = typer.Argument(..., help="Session id."),
+    raw: bool = typer.Option(False, "--raw", help="Print the Markdown source even on a terminal."),
+    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+) -> None:
+    """Explain a session as Markdown.
+
+    Agent, status, duration, tokens, a numbered timeline of every event (inputs, outputs,
+    reasoning, errors marked) and a summary per event type, model and tool.
+
+    The Markdown is rendered on a terminal and printed as is when piped or with --raw.
+
+    Example: obsctl explain sess-42 --raw > sess-42.md
+    """
+    from obsctl.services.explain import explain_session
+
+    data = explain_session(open_database(ctx), session_id)
+    if json_:
+        emit_json(data)
+        return
+    if raw or not stdout_is_tty():
+        sys.stdout.write(data["explanation"])
+        sys.stdout.flush()
+        return
+    from rich.markdown import Markdown
+
+    console().print(Markdown(data["explanation"]))

@@ -1,0 +1,87 @@
+"""Analytics across all sessions (spec 2.5), computed with SQL aggregates at read time."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import sqlite_utils
+
+from obsctl.store import analytics as store
+from obsctl.timeutil import format_ts, now
+
+TOP_AGENTS = 10
+DAYS = 90
+
+
+def _ratio(numerator: float, denominator: float, scale: float = 1.0) -> float:
+    return round(numerator * scale / denominator, 2) if denominator else 0.0
+
+
+def _overview(row: dict) -> tuple[dict, dict]:
+    total = row["total_sessions"]
+    tokens = row["total_tokens_in"] + row["total_tokens_out"]
+    overview = {
+        "total_sessions": total,
+        "active_sessions": row["active_sessions"],
+        "completed_sessions": row["completed_sessions"],
+        "error_sessions": row["error_sessions"],
+        "error_rate": _ratio(row["error_sessions"], total, 100.0),
+        "total_events": row["total_events"],
+        "total_tokens": tokens,
+        "total_tokens_in": row["total_tokens_in"],
+        "total_tokens_out": row["total_tokens_out"],
+        "avg_tokens_per_session": _ratio(tokens, total),
+        "earliest_session": row["earliest_session"],
+        "latest_session": row["latest_session"],
+    }
+    avg = row["duration_avg"]
+    duration = {
+        "avg_ms": round(avg, 2) if avg is not None else None,
+        "min_ms": row["duration_min"],
+        "max_ms": row["duration_max"],
+    }
+    return overview, duration
+
+
+def first_day(at: datetime, days: int = DAYS) -> str:
+    """Start (00:00 UTC) of the first of the last `days` calendar days, today included."""
+    start = (at - timedelta(days=days - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return format_ts(start)
+
+
+def get_analytics(db: sqlite_utils.Database, *, at: datetime | None = None) -> dict:
+    """The analytics document: overview, duration, top agents, model usage, event types,
+    sessions over the last 90 days and activity per hour of day (UTC)."""
+    since = first_day(at or now())
+    with store.read_snapshot(db):
+        current = store.rollup_is_current(db)
+    if not current:
+        store.repair_rollup(db)
+    with store.read_snapshot(db):
+        overview, duration = _overview(store.overview(db))
+        agents = store.top_agents(db, TOP_AGENTS)
+        days = store.sessions_by_day(db, since)
+        models = store.model_usage(db)
+        types = store.event_type_counts(db)
+        hours = dict(store.hourly_counts(db))
+    return {
+        "overview": overview,
+        "duration": duration,
+        "top_agents": [
+            {"agent_name": name, "session_count": count, "total_tokens": tokens,
+             "avg_tokens": _ratio(tokens, count)}
+            for name, count, tokens in agents
+        ],
+        "model_usage": [
+            {"model": model, "call_count": calls, "total_tokens": t_in + t_out,
+             "total_tokens_in": t_in, "total_tokens_out": t_out,
+             "avg_duration_ms": round(d_sum / d_count, 2) if d_count else None}
+            for model, calls, t_in, t_out, d_sum, d_count in models
+        ],
+        "event_types": [{"event_type": t, "count": n} for t, n in types],
+        "sessions_over_time": [
+            {"day": day, "session_count": count, "total_tokens": tokens}
+            for day, count, tokens in days
+        ],
+        "hourly_activity": [{"hour": h, "event_count": hours.get(h, 0)} for h in range(24)],
+    }

@@ -1,0 +1,91 @@
+"""Retention and database administration SQL: prune, info, backup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlite_utils
+
+from obsctl.store.db import write_transaction
+
+TABLES = ("sessions", "events", "alert_rules", "alert_events", "webhooks", "webhook_deliveries",
+          "sla_targets", "sla_snapshots")
+
+# A session's last activity: its latest event, its end, or its start.
+_LAST_ACTIVITY = "MAX(COALESCE(last_event_at, started_at), COALESCE(ended_at, ''), started_at)"
+
+_SUBTRACT_STATS = """
+INSERT INTO event_stats (event_type, hour, model, event_count, tokens_in, tokens_out,
+                         duration_sum, duration_count)
+SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), -COUNT(*),
+       -COALESCE(SUM(tokens_in), 0), -COALESCE(SUM(tokens_out), 0),
+       -COALESCE(SUM(duration_ms), 0), -COUNT(duration_ms)
+FROM events WHERE session_id IN (SELECT session_id FROM temp.prune_batch)
+GROUP BY 1, 2, 3
+ON CONFLICT (event_type, hour, model) DO UPDATE SET
+    event_count = event_count + excluded.event_count,
+    tokens_in = tokens_in + excluded.tokens_in,
+    tokens_out = tokens_out + excluded.tokens_out,
+    duration_sum = duration_sum + excluded.duration_sum,
+    duration_count = duration_count + excluded.duration_count
+"""
+
+
+def count_prunable(db: sqlite_utils.Database, cutoff: str) -> tuple[int, int]:
+    """(sessions, events) whose last activity is before `cutoff`."""
+    sessions, events = db.conn.execute(
+        f"SELECT COUNT(*), COALESCE(SUM(event_count), 0) FROM sessions WHERE {_LAST_ACTIVITY} < ?",
+        [cutoff],
+    ).fetchone()
+    return sessions, events
+
+
+def prune_batch(db: sqlite_utils.Database, cutoff: str, batch_sessions: int) -> tuple[int, int]:
+    """Delete up to `batch_sessions` inactive sessions and their events in one transaction.
+
+    Returns (sessions, events) deleted; the analytics rollup is adjusted in the same
+    transaction so it stays exact.
+    """
+    conn = db.conn
+    with write_transaction(db):
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS prune_batch (session_id TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.prune_batch")
+        conn.execute(
+            f"INSERT INTO temp.prune_batch SELECT session_id FROM sessions "
+            f"WHERE {_LAST_ACTIVITY} < ? LIMIT ?", [cutoff, batch_sessions])
+        sessions = conn.execute("SELECT COUNT(*) FROM temp.prune_batch").fetchone()[0]
+        if not sessions:
+            return 0, 0
+        if _has_table(conn, "event_stats"):
+            conn.execute(_SUBTRACT_STATS)
+            conn.execute("DELETE FROM event_stats WHERE event_count <= 0")
+        events = conn.execute(
+            "DELETE FROM events WHERE session_id IN (SELECT session_id FROM temp.prune_batch)").rowcount
+        conn.execute("DELETE FROM sessions WHERE session_id IN (SELECT session_id FROM temp.prune_batch)")
+        conn.execute("DELETE FROM temp.prune_batch")
+    return sessions, events
+
+
+def _has_table(conn, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name]).fetchone() is not None
+
+
+def table_counts(db: sqlite_utils.Database) -> dict[str, int]:
+    conn = db.conn
+    return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in TABLES if _has_table(conn, t)}
+
+
+def pragmas(db: sqlite_utils.Database) -> dict:
+    conn = db.conn
+    return {
+        "journal_mode": conn.execute("PRAGMA journal_mode").fetchone()[0],
+        "page_size": conn.execute("PRAGMA page_size").fetchone()[0],
+        "page_count": conn.execute("PRAGMA page_count").fetchone()[0],
+        "freelist_count": conn.execute("PRAGMA freelist_count").fetchone()[0],
+        "sqlite_version": conn.execute("SELECT sqlite_version()").fetchone()[0],
+    }
+
+
+def backup_to(db: sqlite_utils.Database, dest: Path) -> None:
+    """A consistent copy of the live database (one read snapshot; writers keep going in WAL)."""
+    db.conn.execute("VACUUM INTO ?", [str(dest)])

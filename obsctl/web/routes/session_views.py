@@ -1,0 +1,99 @@
+"""Explain, export and compare sessions. Shares the `/sessions` rate-limit group.
+
+The explain and export routes take any session id, including ids with `/` (path converter);
+`POST /sessions/compare` is a fixed route and cannot clash with `GET /sessions/<id>`.
+"""
+
+from flask import Blueprint, Response
+
+from obsctl.services.compare import compare_sessions, parse_compare_body
+from obsctl.services.explain import explain_session
+from obsctl.services.export import export_session
+from obsctl.web.http import get_db, json_body, json_response, str_arg
+from obsctl.web.openapi_util import (
+    error_responses,
+    json_content,
+    operation,
+    query_param,
+    session_id_param,
+)
+from obsctl.web.routes.session_views_schemas import SCHEMAS
+
+blueprint = Blueprint("session_views", __name__)
+RATE_GROUP = "sessions"
+
+# Up to this many events an export is sent whole with a Content-Length, which keeps the
+# connection alive (waitress closes it after a chunked response); larger ones stream.
+BUFFERED_EXPORT_EVENTS = 500
+
+
+@blueprint.get("/sessions/<path:session_id>/explain")
+def explain(session_id: str):
+    return json_response(explain_session(get_db(), session_id))
+
+
+@blueprint.get("/sessions/<path:session_id>/export")
+def export(session_id: str):
+    stream = export_session(get_db(), session_id, str_arg("format"))
+    headers = {}
+    if stream.format == "csv":
+        headers["Content-Disposition"] = f'attachment; filename="{stream.filename}"'
+    body = stream.chunks
+    if stream.event_count <= BUFFERED_EXPORT_EVENTS:
+        body = b"".join(body)
+    # Otherwise a generator body: waitress sends it chunked as the events are read.
+    return Response(body, content_type=stream.media_type, headers=headers)
+
+
+@blueprint.post("/sessions/compare")
+def compare():
+    session_a, session_b = parse_compare_body(json_body())
+    return json_response(compare_sessions(get_db(), session_a, session_b))
+
+
+OPENAPI_SCHEMAS = SCHEMAS
+
+OPENAPI_PATHS = {
+    "/sessions/{session_id}/explain": {
+        "get": operation(
+            "sessions",
+            "A session explained as Markdown: header, timeline of every event, summary",
+            params=[session_id_param()],
+            ok=json_content({"$ref": "#/components/schemas/SessionExplanation"}),
+            errors=error_responses(404),
+        )
+    },
+    "/sessions/{session_id}/export": {
+        "get": operation(
+            "sessions",
+            "Export a session as JSON (default) or CSV (streamed; CSV as an attachment)",
+            params=[
+                session_id_param(),
+                query_param("format", {"type": "string", "enum": ["json", "csv"], "default": "json"}),
+            ],
+            ok={
+                "description": "The export; CSV has the 13 columns of spec 2.3 and a "
+                               'Content-Disposition: attachment; filename="session-<id>.csv" header',
+                "content": {
+                    "application/json": {"schema": {"$ref": "#/components/schemas/SessionExport"}},
+                    "text/csv": {"schema": {"type": "string"}},
+                },
+            },
+            errors=error_responses(400, 404),
+        )
+    },
+    "/sessions/compare": {
+        "post": operation(
+            "sessions",
+            "Compare session_b against the baseline session_a",
+            request=json_content({
+                "type": "object",
+                "required": ["session_a", "session_b"],
+                "properties": {"session_a": {"type": "string", "minLength": 1},
+                               "session_b": {"type": "string", "minLength": 1}},
+            }),
+            ok=json_content({"$ref": "#/components/schemas/SessionComparison"}),
+            errors=error_responses(400, 404, 413),
+        )
+    },
+}

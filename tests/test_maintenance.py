@@ -1,0 +1,142 @@
+"""Retention (prune), db info, db backup, and the access log."""
+
+import json
+import sqlite3
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+import requests
+
+from obsctl.errors import InvalidInput
+from obsctl.services.ingest import ingest_events
+from obsctl.services.maintenance import parse_age, prune
+from obsctl.timeutil import iso_minus
+from tests.conftest import event
+
+
+def seed_ages(db):
+    old = iso_minus(timedelta(days=40))
+    older = iso_minus(timedelta(days=90))
+    recent = iso_minus(timedelta(days=2))
+    ingest_events(db, [
+        event("old", model="gpt-4o", tokens_in=5, timestamp=older),
+        event("old", timestamp=old),
+        event("revived", timestamp=older),
+        event("revived", timestamp=recent),  # recent activity keeps it
+        event("new", model="gpt-4o", tokens_in=7, timestamp=recent),
+    ])
+
+
+def stats_rows(db):
+    return sorted(db.conn.execute("SELECT * FROM event_stats").fetchall())
+
+
+def test_prune_dry_run_counts_and_deletes_nothing(db):
+    seed_ages(db)
+    result = prune(db, "30d", dry_run=True)
+    assert (result["sessions"], result["events"], result["dry_run"]) == (1, 2, True)
+    assert db.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 5
+
+
+def test_prune_deletes_inactive_sessions_and_keeps_rollup_exact(db):
+    from obsctl.store import event_stats
+
+    seed_ages(db)
+    result = prune(db, "30d")
+    assert (result["sessions"], result["events"]) == (1, 2)
+    remaining = {r[0] for r in db.conn.execute("SELECT session_id FROM sessions")}
+    assert remaining == {"revived", "new"}
+    assert db.conn.execute("SELECT COUNT(*) FROM events WHERE session_id = 'old'").fetchone()[0] == 0
+    pruned_stats = stats_rows(db)
+    with db.conn:
+        event_stats.rebuild(db.conn)
+    assert pruned_stats == stats_rows(db)
+
+
+@pytest.mark.parametrize("text,expected", [("30d", timedelta(days=30)), ("12h", timedelta(hours=12)),
+                                           ("90m", timedelta(minutes=90)), ("2w", timedelta(weeks=2))])
+def test_parse_age(text, expected):
+    assert parse_age(text) == expected
+
+
+@pytest.mark.parametrize("text", ["30", "d", "0d", "-3d", "3y", ""])
+def test_parse_age_rejects_nonsense(text):
+    with pytest.raises(InvalidInput):
+        parse_age(text)
+
+
+def test_prune_cli_json_and_text(db, cli):
+    seed_ages(db)
+    dry = cli("prune", "--older-than", "30d", "--dry-run", "--json")
+    assert json.loads(dry.stdout)["sessions"] == 1
+    real = cli("prune", "--older-than", "30d")
+    assert real.exit_code == 0 and real.stdout.startswith("deleted 1 sessions and 2 events")
+    assert cli("prune", "--older-than", "soon").exit_code == 1
+
+
+def test_db_info(db, cli, db_path):
+    seed_ages(db)
+    info = json.loads(cli("db", "info", "--json").stdout)
+    assert info["path"] == str(db_path.resolve())
+    assert info["tables"]["sessions"] == 3 and info["tables"]["events"] == 5
+    assert info["schema_version"] >= 2 and info["journal_mode"] == "wal"
+    assert info["size_bytes"] > 0
+
+
+def test_db_backup_is_a_consistent_copy(db, cli, tmp_path):
+    seed_ages(db)
+    dest = tmp_path / "copy.db"
+    result = cli("db", "backup", str(dest))
+    assert result.exit_code == 0, result.output
+    copy = sqlite3.connect(dest)
+    assert copy.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert copy.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 5
+    again = cli("db", "backup", str(dest))
+    assert again.exit_code == 1 and "already exists" in again.stderr
+
+
+def test_backup_while_the_server_writes(live_server, tmp_path, db_path, cli):
+    server = live_server({"OBSCTL_RATE_LIMITS": "off"})
+    stop = threading.Event()
+    acknowledged = []
+
+    def writer():
+        i = 0
+        while not stop.is_set() and i < 200:
+            batch = [event(f"w{i}", event_id=f"w{i}-{j}", input_data={"p": "x" * 200}) for j in range(100)]
+            if requests.post(f"{server.url}/events", json={"events": batch}, timeout=30).status_code == 200:
+                acknowledged.append(i)
+            i += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(acknowledged) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert acknowledged, "the server acknowledged no batch"
+        dest = tmp_path / "live-copy.db"
+        assert cli("db", "backup", str(dest)).exit_code == 0
+    finally:
+        stop.set()
+        thread.join()
+    copy = sqlite3.connect(dest)
+    assert copy.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    # A consistent snapshot holds whole batches only.
+    counts = copy.execute("SELECT COUNT(*) FROM events GROUP BY session_id").fetchall()
+    assert counts and all(c == (100,) for c in counts)
+    totals = copy.execute("SELECT SUM(event_count) FROM sessions").fetchone()[0]
+    assert totals == copy.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+
+
+def test_access_log_line_per_request(live_server):
+    server = live_server({"SERVICE_API_KEY": "top-secret-key"})
+    requests.get(f"{server.url}/sessions", headers={"X-API-Key": "top-secret-key"}, timeout=10)
+    requests.get(f"{server.url}/sessions/nope", headers={"X-API-Key": "wrong"}, timeout=10)
+    server.stop()
+    log = server.log()
+    assert '"GET /sessions" 200' in log
+    assert '"GET /sessions/nope" 401' in log
+    assert "top-secret-key" not in log and "wrong" not in log
