@@ -10,6 +10,7 @@ import typer
 from obsctl import __version__
 from obsctl.cli import admin, ingest, serve, sessions
 from obsctl.cli import analytics, compare, explain, export
+from obsctl.cli import alerts, webhooks
 from obsctl.cli.base import ObsTyper
 from obsctl.config import Settings
 from obsctl.errors import ObsctlError
@@ -54,6 +55,8 @@ app.command("compare")(compare.compare_command)
 app.command("analytics")(analytics.analytics_command)
 app.command("prune")(admin.prune_command)
 app.add_typer(admin.db_app, name="db")
+app.add_typer(alerts.app, name="alerts")
+app.add_typer(webhooks.app, name="webhooks")
 
 
 def main() -> None:

@@ -158,3 +158,13 @@ def m003_analytics_event_stats(db):
     db.execute(event_stats.CREATE_TABLE)
     event_stats.rebuild(db.conn)
 
+
+@migrations()
+def m004_alert_metric_and_delivery_indexes(db):
+    # Agent-filtered metrics (alert rules, SLA targets) start from the agent's sessions still
+    # active in the window: without this they probe every session the agent ever had.
+    db.execute("CREATE INDEX idx_sessions_agent_last_event ON sessions(agent_name, last_event_at)")
+    # Deleting a webhook cascades to its deliveries, and the delivery log filters by webhook:
+    # both would scan webhook_deliveries without this index.
+    db.execute("CREATE INDEX idx_deliveries_webhook ON webhook_deliveries(webhook_id, created_at)")
+

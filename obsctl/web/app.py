@@ -22,6 +22,8 @@ ROUTE_MODULES = (
     "sessions",
     "session_views",
     "analytics",
+    "alerts",
+    "webhooks",
 )
 
 

@@ -1,0 +1,224 @@
+"""`obsctl alerts`: rules, evaluation (for cron), alert events and acknowledgement."""
+
+from __future__ import annotations
+
+import typer
+
+from obsctl.cli.base import (
+    EXIT_FIRED,
+    ObsTyper,
+    emit_json,
+    notice,
+    open_database,
+    render_table,
+    settings_of,
+)
+from obsctl.services import alert_rules, alerts
+
+app = ObsTyper(help="Alert rules on agent metrics, their evaluation and fired alerts.\n\n"
+               "Example: obsctl alerts evaluate --exit-code")
+rules_app = ObsTyper(help="Create, list, update and remove alert rules.\n\n"
+                     "Example: obsctl alerts rules add --name errors --metric error_rate "
+                     "--operator '>' --threshold 5")
+app.add_typer(rules_app, name="rules")
+
+_JSON = typer.Option(False, "--json", help="Print the API's JSON body.")
+_RULE_HEADERS = ["rule_id", "name", "metric", "condition", "window", "cooldown", "agent", "enabled",
+                 "last_fired_at"]
+
+
+def _num(value) -> str:
+    if value is None:
+        return "null"
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _rule_row(rule: dict) -> list:
+    return [rule["rule_id"], rule["name"], rule["metric"], f"{rule['operator']} {_num(rule['threshold'])}",
+            f"{rule['window_minutes']}m", f"{rule['cooldown_minutes']}m", rule["agent_filter"] or "*",
+            "yes" if rule["enabled"] else "no", rule["last_fired_at"]]
+
+
+def _show_rules(title: str, rules: list[dict]) -> None:
+    render_table(title, _RULE_HEADERS, [_rule_row(r) for r in rules])
+
+
+def _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes, agent_filter,
+               enabled) -> dict:
+    values = {"name": name, "metric": metric, "operator": operator, "threshold": threshold,
+              "window_minutes": window_minutes, "cooldown_minutes": cooldown_minutes,
+              "agent_filter": agent_filter, "enabled": enabled}
+    return {k: v for k, v in values.items() if v is not None}
+
+
+@rules_app.command("add")
+def add_rule(
+    ctx: typer.Context,
+    name: str = typer.Option(..., "--name", help="What the alert is called."),
+    metric: str = typer.Option(..., "--metric", help=f"One of: {', '.join(alert_rules.METRICS)}."),
+    operator: str = typer.Option(..., "--operator", help="One of < > <= >= == != (quote it)."),
+    threshold: float = typer.Option(..., "--threshold", help="The boundary value."),
+    window_minutes: int | None = typer.Option(None, "--window-minutes",
+                                                 help="Lookback window, 1-43200 [default: 60]."),
+    cooldown_minutes: int | None = typer.Option(None, "--cooldown-minutes",
+                                                   help="Quiet time after firing, 0 allowed [default: 15]."),
+    agent_filter: str | None = typer.Option(None, "--agent-filter", help="Only this agent's sessions."),
+    disabled: bool = typer.Option(False, "--disabled", help="Create the rule disabled."),
+    json_: bool = _JSON,
+) -> None:
+    """Create an alert rule.
+
+    Example: obsctl alerts rules add --name "error spike" --metric error_rate --operator '>' --threshold 5 --window-minutes 15
+    """
+    body = _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes,
+                      agent_filter, False if disabled else None)
+    rule = alert_rules.create_rule(open_database(ctx), body)
+    if json_:
+        emit_json(rule)
+    else:
+        _show_rules("rule created", [rule])
+
+
+@rules_app.command("list")
+def list_rules(ctx: typer.Context, json_: bool = _JSON) -> None:
+    """List every alert rule, enabled or not.
+
+    Example: obsctl alerts rules list
+    """
+    data = alert_rules.list_rules(open_database(ctx))
+    if json_:
+        emit_json(data)
+    else:
+        _show_rules(f"{data['total']} alert rules", data["rules"])
+
+
+@rules_app.command("update")
+def update_rule(
+    ctx: typer.Context,
+    rule_id: str = typer.Argument(..., help="Rule id."),
+    name: str | None = typer.Option(None, "--name"),
+    metric: str | None = typer.Option(None, "--metric"),
+    operator: str | None = typer.Option(None, "--operator"),
+    threshold: float | None = typer.Option(None, "--threshold"),
+    window_minutes: int | None = typer.Option(None, "--window-minutes"),
+    cooldown_minutes: int | None = typer.Option(None, "--cooldown-minutes"),
+    agent_filter: str | None = typer.Option(None, "--agent-filter",
+                                               help="Agent name; an empty string means all agents."),
+    enabled: bool | None = typer.Option(None, "--enable/--disable", help="Turn the rule on or off."),
+    json_: bool = _JSON,
+) -> None:
+    """Change some fields of a rule; the others keep their values.
+
+    Example: obsctl alerts rules update rule_0123456789abcdef --threshold 10 --disable
+    """
+    body = _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes,
+                      agent_filter, enabled)
+    rule = alert_rules.update_rule(open_database(ctx), rule_id, body)
+    if json_:
+        emit_json(rule)
+    else:
+        _show_rules("rule updated", [rule])
+
+
+@rules_app.command("remove")
+def remove_rule(ctx: typer.Context, rule_id: str = typer.Argument(..., help="Rule id."),
+                json_: bool = _JSON) -> None:
+    """Delete a rule and all of its alert events.
+
+    Example: obsctl alerts rules remove rule_0123456789abcdef
+    """
+    data = alert_rules.delete_rule(open_database(ctx), rule_id)
+    if json_:
+        emit_json(data)
+    else:
+        notice(f"deleted rule {rule_id} and its alert events")
+
+
+@app.command("metrics")
+def metrics(json_: bool = _JSON) -> None:
+    """List the metrics usable in alert rules (and SLA targets).
+
+    Example: obsctl alerts metrics --json
+    """
+    data = alert_rules.list_metrics()
+    if json_:
+        emit_json(data)
+    else:
+        render_table("metrics", ["name", "description"],
+                     [[m["name"], m["description"]] for m in data["metrics"]])
+
+
+@app.command("evaluate")
+def evaluate(
+    ctx: typer.Context,
+    json_: bool = _JSON,
+    exit_code: bool = typer.Option(False, "--exit-code", help="Exit 3 when any rule fired."),
+) -> None:
+    """Evaluate every enabled rule now and send webhooks for those that fire.
+
+    Made for cron: prints nothing when nothing fires, one line per fired alert otherwise.
+    Webhook deliveries that fail stay queued and are retried by the next run.
+
+    Example: * * * * * obsctl alerts evaluate --exit-code || notify-admins
+    """
+    from obsctl.services.webhook_delivery import deliver_due
+
+    settings = settings_of(ctx)
+    db = open_database(ctx)
+    body = alerts.evaluate_alerts(db, settings)
+    if json_:
+        emit_json(body)
+    else:
+        for result in body["results"]:
+            if result["status"] == "fired":
+                typer.echo(f"FIRED {result['alert_id']} {result['name']}: {result['metric']} = "
+                           f"{_num(result['value'])} {result['operator']} {_num(result['threshold'])}")
+    report = deliver_due(db, settings)
+    if report.retrying or report.failed:
+        notice(f"webhooks: {report.delivered} delivered, {report.retrying} will be retried, "
+               f"{report.failed} failed; last error: {report.last_error} "
+               f"(see: obsctl webhooks deliveries)")
+    if exit_code and body["fired"]:
+        raise typer.Exit(EXIT_FIRED)
+
+
+@app.command("events")
+def events(
+    ctx: typer.Context,
+    unacknowledged: bool = typer.Option(False, "--unacknowledged", help="Only alerts not yet acknowledged."),
+    rule_id: str | None = typer.Option(None, "--rule-id", help="Only this rule's alerts."),
+    limit: int = typer.Option(alerts.DEFAULT_EVENTS_LIMIT, "--limit", help="At most 500."),
+    json_: bool = _JSON,
+) -> None:
+    """List fired alerts, newest first.
+
+    Example: obsctl alerts events --unacknowledged
+    """
+    data = alerts.list_alert_events(open_database(ctx), limit=limit, unacknowledged=unacknowledged,
+                                    rule_id=rule_id)
+    if json_:
+        emit_json(data)
+        return
+    _show_alerts(f"{len(data['events'])} of {data['total']} alerts", data["events"])
+
+
+def _show_alerts(title: str, events: list[dict]) -> None:
+    rows = [[e["alert_id"], e["fired_at"], e["rule_name"], e["metric"], _num(e["value"]),
+             f"{e['operator']} {_num(e['threshold'])}", e["agent_filter"] or "*",
+             e["acknowledged_at"] or "no"] for e in events]
+    render_table(title, ["alert_id", "fired_at", "rule", "metric", "value", "condition", "agent",
+                         "acknowledged"], rows)
+
+
+@app.command("ack")
+def ack(ctx: typer.Context, alert_id: str = typer.Argument(..., help="Alert id."),
+        json_: bool = _JSON) -> None:
+    """Acknowledge a fired alert (again is fine: the first time is kept).
+
+    Example: obsctl alerts ack alert_0123456789abcdef
+    """
+    alert = alerts.acknowledge_alert(open_database(ctx), alert_id)
+    if json_:
+        emit_json(alert)
+    else:
+        _show_alerts("acknowledged", [alert])

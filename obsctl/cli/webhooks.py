@@ -1,0 +1,175 @@
+"""`obsctl webhooks`: where fired alerts are sent, test sends and the delivery log."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from obsctl.cli.base import (
+    EXIT_FAILURE,
+    ObsTyper,
+    emit_json,
+    notice,
+    open_database,
+    render_table,
+    settings_of,
+)
+from obsctl.services import webhooks as service
+
+app = ObsTyper(help="Webhooks called when alerts fire (generic JSON, Slack, PagerDuty).\n\n"
+               "Example: obsctl webhooks add https://hooks.example.com/obsctl --secret generate")
+
+_JSON = typer.Option(False, "--json", help="Print the API's JSON body.")
+_HEADERS = ["webhook_id", "url", "format", "rules", "enabled", "signed"]
+
+
+def _row(hook: dict) -> list:
+    return [hook["webhook_id"], hook["url"], hook["format"], ",".join(hook["rule_ids"]) or "*",
+            "yes" if hook["enabled"] else "no", "yes" if hook["has_secret"] else "no"]
+
+
+def _show_created(title: str, hook: dict) -> None:
+    render_table(title, _HEADERS, [_row(hook)])
+    if hook.get("secret"):
+        notice(f"signing secret (shown only now): {hook['secret']}")
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    url: str = typer.Argument(..., help="http(s) URL to POST alerts to."),
+    format_: str = typer.Option("generic", "--format", help="generic, slack or pagerduty."),
+    secret: str | None = typer.Option(None, "--secret",
+                                         help="whsec_<base64> to sign deliveries, or 'generate'."),
+    routing_key: str | None = typer.Option(None, "--routing-key",
+                                              help="PagerDuty integration key (format pagerduty)."),
+    rules: Annotated[list[str] | None,
+                     typer.Option("--rule", metavar="RULE_ID", help="Only this rule's alerts (repeatable).")] = None,
+    disabled: bool = typer.Option(False, "--disabled", help="Create it disabled."),
+    json_: bool = _JSON,
+) -> None:
+    """Register a webhook; a secret given or generated here is shown only now.
+
+    Example: obsctl webhooks add https://events.pagerduty.com/v2/enqueue --format pagerduty --routing-key KEY
+    """
+    body: dict = {"url": url, "format": format_}
+    if secret is not None:
+        body["secret"] = secret
+    if routing_key is not None:
+        body["routing_key"] = routing_key
+    if rules:
+        body["rule_ids"] = rules
+    if disabled:
+        body["enabled"] = False
+    hook = service.create_webhook(open_database(ctx), settings_of(ctx), body)
+    if json_:
+        emit_json(hook)
+    else:
+        _show_created("webhook created", hook)
+
+
+@app.command("list")
+def list_(ctx: typer.Context, json_: bool = _JSON) -> None:
+    """List webhooks (secrets are never listed).
+
+    Example: obsctl webhooks list
+    """
+    data = service.list_webhooks(open_database(ctx))
+    if json_:
+        emit_json(data)
+    else:
+        render_table(f"{data['total']} webhooks", _HEADERS, [_row(h) for h in data["webhooks"]])
+
+
+@app.command("update")
+def update(
+    ctx: typer.Context,
+    webhook_id: str = typer.Argument(..., help="Webhook id."),
+    url: str | None = typer.Option(None, "--url"),
+    format_: str | None = typer.Option(None, "--format", help="generic, slack or pagerduty."),
+    secret: str | None = typer.Option(None, "--secret", help="whsec_<base64>, 'generate' or 'none'."),
+    routing_key: str | None = typer.Option(None, "--routing-key"),
+    rules: Annotated[list[str] | None, typer.Option("--rule", metavar="RULE_ID", help="Only these rules (repeatable).")] = None,
+    all_rules: bool = typer.Option(False, "--all-rules", help="Send every rule's alerts."),
+    enabled: bool | None = typer.Option(None, "--enable/--disable"),
+    json_: bool = _JSON,
+) -> None:
+    """Change some fields of a webhook.
+
+    Example: obsctl webhooks update wh_0123456789abcdef --secret generate --disable
+    """
+    body: dict = {}
+    for key, value in (("url", url), ("format", format_), ("routing_key", routing_key),
+                       ("enabled", enabled)):
+        if value is not None:
+            body[key] = value
+    if secret is not None:
+        body["secret"] = None if secret == "none" else secret
+    if all_rules:
+        body["rule_ids"] = []
+    elif rules:
+        body["rule_ids"] = rules
+    hook = service.update_webhook(open_database(ctx), settings_of(ctx), webhook_id, body)
+    if json_:
+        emit_json(hook)
+    else:
+        _show_created("webhook updated", hook)
+
+
+@app.command("remove")
+def remove(ctx: typer.Context, webhook_id: str = typer.Argument(..., help="Webhook id."),
+           json_: bool = _JSON) -> None:
+    """Delete a webhook and its delivery log.
+
+    Example: obsctl webhooks remove wh_0123456789abcdef
+    """
+    data = service.delete_webhook(open_database(ctx), webhook_id)
+    if json_:
+        emit_json(data)
+    else:
+        notice(f"deleted webhook {webhook_id}")
+
+
+@app.command("test")
+def test(ctx: typer.Context, webhook_id: str = typer.Argument(..., help="Webhook id."),
+         json_: bool = _JSON) -> None:
+    """Send a sample alert to a webhook now; exit 1 if it was not delivered.
+
+    Example: obsctl webhooks test wh_0123456789abcdef
+    """
+    delivery = service.send_webhook_test(open_database(ctx), settings_of(ctx), webhook_id)
+    if json_:
+        emit_json(delivery)
+    elif delivery["status"] == "delivered":
+        typer.echo(f"delivered {delivery['delivery_id']} (HTTP {delivery['last_status_code']})")
+    else:
+        typer.echo(f"failed {delivery['delivery_id']}: {delivery['last_error']}")
+    if delivery["status"] != "delivered":
+        raise typer.Exit(EXIT_FAILURE)
+
+
+@app.command("deliveries")
+def deliveries(
+    ctx: typer.Context,
+    webhook_id: str | None = typer.Option(None, "--webhook", help="Only this webhook."),
+    alert_id: str | None = typer.Option(None, "--alert", help="Only this alert's deliveries."),
+    status: str | None = typer.Option(None, "--status", help="pending, delivered or failed."),
+    limit: int = typer.Option(service.DEFAULT_DELIVERIES_LIMIT, "--limit", help="At most 500."),
+    json_: bool = _JSON,
+) -> None:
+    """Show the delivery log: status, attempts and last error of each delivery.
+
+    Example: obsctl webhooks deliveries --status pending
+    """
+    data = service.list_deliveries(open_database(ctx), webhook_id=webhook_id, status=status,
+                                   alert_id=alert_id, limit=limit)
+    if json_:
+        emit_json(data)
+        return
+    rows = [[d["delivery_id"], d["webhook_id"], d["alert_id"] or "", d["event_type"], d["status"],
+             d["attempts"], d["last_status_code"], d["last_error"], d["next_attempt_at"] or "",
+             d["created_at"]] for d in data["deliveries"]]
+    render_table(f"{len(rows)} of {data['total']} deliveries",
+                 ["delivery_id", "webhook", "alert", "type", "status", "attempts", "code", "last_error",
+                  "next_attempt", "created_at"], rows)

@@ -1,0 +1,164 @@
+"""Alert rules: create, list, update, delete (DECISIONS: Alerts and webhooks).
+
+A rule is `rule_id` (generated), `name`, `metric`, `operator`, `threshold` (required on create),
+`window_minutes` (60, 1-43200), `cooldown_minutes` (15, 0 allowed), `agent_filter` (optional;
+an empty string clears it), `enabled` (default true), `created_at`, `updated_at`,
+`last_fired_at`. Unknown fields are refused; the read-only fields are accepted and ignored so
+that a rule read from the API can be sent back as it is.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from typing import Any
+
+import sqlite_utils
+
+from obsctl.errors import InvalidInput, NotFound
+from obsctl.services.metrics import METRICS
+from obsctl.store import alerts as store
+from obsctl.store.db import write_transaction
+from obsctl.timeutil import now_iso
+
+OPERATORS = ("<", ">", "<=", ">=", "==", "!=")
+WINDOW_MINUTES = (1, 43200)
+MAX_COOLDOWN_MINUTES = 525600  # a year; longer is certainly a typo
+MAX_NAME_LEN = 256
+DEFAULTS = {"window_minutes": 60, "cooldown_minutes": 15, "agent_filter": None, "enabled": True}
+WRITABLE = ("name", "metric", "operator", "threshold", "window_minutes", "cooldown_minutes",
+            "agent_filter", "enabled")
+READ_ONLY = ("rule_id", "created_at", "updated_at", "last_fired_at")
+
+
+def rule_view(row: dict) -> dict:
+    """The public form of a stored rule."""
+    return {
+        "rule_id": row["rule_id"],
+        "name": row["name"],
+        "metric": row["metric"],
+        "operator": row["operator"],
+        "threshold": row["threshold"],
+        "window_minutes": row["window_minutes"],
+        "cooldown_minutes": row["cooldown_minutes"],
+        "agent_filter": row["agent_filter"],
+        "enabled": bool(row["enabled"]),
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "last_fired_at": row["last_fired_at"],
+    }
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int or (type(value) is float and value.is_integer())
+
+
+def _check_field(name: str, value: Any) -> Any:
+    """Validate one writable field and return its stored value."""
+    if name == "name":
+        if type(value) is not str or not value.strip():
+            raise InvalidInput("name must be a non-empty string")
+        if len(value) > MAX_NAME_LEN:
+            raise InvalidInput(f"name must be at most {MAX_NAME_LEN} characters")
+        return value
+    if name == "metric":
+        if type(value) is not str or value not in METRICS:
+            raise InvalidInput(f"metric must be one of {', '.join(METRICS)}; got {value!r}")
+        return value
+    if name == "operator":
+        if type(value) is not str or value not in OPERATORS:
+            raise InvalidInput(f"operator must be one of {' '.join(OPERATORS)}; got {value!r}")
+        return value
+    if name == "threshold":
+        if type(value) not in (int, float) or not math.isfinite(value):
+            raise InvalidInput(f"threshold must be a finite number; got {value!r}")
+        return float(value)
+    if name == "window_minutes":
+        low, high = WINDOW_MINUTES
+        if not _is_int(value) or not low <= value <= high:
+            raise InvalidInput(f"window_minutes must be an integer from {low} to {high}; got {value!r}")
+        return int(value)
+    if name == "cooldown_minutes":
+        if not _is_int(value) or not 0 <= value <= MAX_COOLDOWN_MINUTES:
+            raise InvalidInput(
+                f"cooldown_minutes must be an integer from 0 to {MAX_COOLDOWN_MINUTES}; got {value!r}")
+        return int(value)
+    if name == "agent_filter":
+        if value is None or value == "":
+            return None
+        if type(value) is not str or len(value) > MAX_NAME_LEN:
+            raise InvalidInput(f"agent_filter must be an agent name (a string of at most "
+                               f"{MAX_NAME_LEN} characters) or null; got {value!r}")
+        return value
+    if name == "enabled":
+        if type(value) is not bool:
+            raise InvalidInput(f"enabled must be true or false; got {value!r}")
+        return 1 if value else 0
+    raise AssertionError(name)
+
+
+def _check_body(body: Any) -> dict:
+    if type(body) is not dict:
+        raise InvalidInput("the rule must be a JSON object")
+    unknown = [k for k in body if k not in WRITABLE and k not in READ_ONLY]
+    if unknown:
+        raise InvalidInput(f"unknown rule field {unknown[0]!r}; rule fields are {', '.join(WRITABLE)}")
+    return {k: _check_field(k, v) for k, v in body.items() if k in WRITABLE}
+
+
+def require_rule(db: sqlite_utils.Database, rule_id: str) -> dict:
+    """The stored rule row, or NotFound."""
+    row = store.get_rule(db, rule_id)
+    if row is None:
+        raise NotFound(f"alert rule {rule_id!r} not found")
+    return row
+
+
+def create_rule(db: sqlite_utils.Database, body: Any) -> dict:
+    """Create a rule from its fields; name, metric, operator and threshold are required."""
+    fields = _check_body(body)
+    missing = [k for k in ("name", "metric", "operator", "threshold") if k not in fields]
+    if missing:
+        raise InvalidInput(f"missing required rule field{'s' if len(missing) > 1 else ''}: "
+                           f"{', '.join(missing)}")
+    now = now_iso()
+    rule = {**DEFAULTS, "enabled": 1, **fields, "rule_id": f"rule_{uuid.uuid4().hex[:16]}",
+            "created_at": now, "updated_at": now, "last_fired_at": None}
+    with write_transaction(db):
+        store.insert_rule(db, rule)
+    return rule_view(rule)
+
+
+def list_rules(db: sqlite_utils.Database) -> dict:
+    """`{"rules": [...], "total": N}` in creation order, enabled or not."""
+    rules = [rule_view(r) for r in store.list_rules(db)]
+    return {"rules": rules, "total": len(rules)}
+
+
+def get_rule(db: sqlite_utils.Database, rule_id: str) -> dict:
+    return rule_view(require_rule(db, rule_id))
+
+
+def update_rule(db: sqlite_utils.Database, rule_id: str, body: Any) -> dict:
+    """Partial update: only the fields present change; null clears agent_filter only."""
+    fields = _check_body(body)
+    with write_transaction(db):
+        if fields:
+            fields["updated_at"] = now_iso()
+        if not store.update_rule(db, rule_id, fields):
+            raise NotFound(f"alert rule {rule_id!r} not found")
+        return rule_view(require_rule(db, rule_id))
+
+
+def delete_rule(db: sqlite_utils.Database, rule_id: str) -> dict:
+    """Delete a rule and all of its alert events."""
+    with write_transaction(db):
+        if not store.delete_rule(db, rule_id):
+            raise NotFound(f"alert rule {rule_id!r} not found")
+    return {"deleted": True, "rule_id": rule_id}
+
+
+def list_metrics() -> dict:
+    """`GET /alerts/metrics`: the metric names usable in rules, with a description of each."""
+    metrics = [{"name": name, "description": text} for name, text in METRICS.items()]
+    return {"metrics": metrics, "total": len(metrics)}

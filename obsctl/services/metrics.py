@@ -1,0 +1,122 @@
+"""The seven agent metrics shared by alert rules and SLA targets (DECISIONS: Metrics).
+
+Interface:
+
+- `METRICS`: metric name -> one-line description (also the body of `GET /alerts/metrics`).
+- `compute_metric(db, metric, *, since, until=None, agent=None, pricer=None) -> float | None`
+- `compute_metrics(db, metrics, *, since, until=None, agent=None, pricer=None)
+  -> {metric: float | None}`: several metrics of one window sharing scans.
+- `compute_metric_groups(db, queries, *, pricer=None) -> {(metric, since, until, agent): value}`:
+  any number of (metric, since, until, agent) queries, grouped by window and agent so that each
+  (window, agent) pair is scanned once. Rule evaluation and SLA checks use this.
+
+Windows are `since <= event timestamp < until` over normalised timestamps (`until` None = no
+upper bound), restricted to the sessions of `agent` when given. Lifecycle events are ignored.
+No data gives None, except `session_count`, which is 0. Unknown metric names raise
+InvalidInput naming the valid ones. `pricer` (for avg_cost) defaults to the bundled prices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import sqlite_utils
+
+from obsctl.errors import InvalidInput
+from obsctl.services.pricing import Pricer
+from obsctl.store import metrics as store
+
+METRICS: dict[str, str] = {
+    "avg_duration_ms": "Mean duration_ms of the window's events that have one",
+    "p95_duration_ms": "95th percentile (nearest rank) of the same durations",
+    "error_rate": "Percent of the window's events that are errors (0-100)",
+    "tool_error_rate": "Percent of tool events (a tool_call, or type tool_call/tool_error) that are errors",
+    "avg_tokens": "Mean tokens (in + out) per session, over the sessions with events in the window",
+    "avg_cost": "Mean USD cost per session, same sessions (unpriced events add nothing; null if none priced)",
+    "session_count": "Sessions whose started_at is in the window (0 when none)",
+}
+
+def check_metric(metric: str) -> str:
+    """Return `metric` if it is one of METRICS, else InvalidInput listing the valid names."""
+    if type(metric) is not str or metric not in METRICS:
+        raise InvalidInput(f"unknown metric {metric!r}; valid metrics: {', '.join(METRICS)}")
+    return metric
+
+
+def compute_metric(db: sqlite_utils.Database, metric: str, *, since: str, until: str | None = None,
+                   agent: str | None = None, pricer: Pricer | None = None) -> float | None:
+    """One metric over one window; None when the window has no data for it."""
+    return compute_metrics(db, [metric], since=since, until=until, agent=agent, pricer=pricer)[metric]
+
+
+def compute_metrics(db: sqlite_utils.Database, metrics: Iterable[str], *, since: str,
+                    until: str | None = None, agent: str | None = None,
+                    pricer: Pricer | None = None) -> dict[str, float | None]:
+    """Several metrics over one window, running each underlying query at most once."""
+    wanted = [check_metric(m) for m in metrics]
+    values: dict[str, float | None] = {}
+    aggregates = None
+    if any(metric != "session_count" for metric in wanted):
+        aggregates = store.event_aggregates(db, since, until, agent)
+    for metric in dict.fromkeys(wanted):
+        if metric == "session_count":
+            values[metric] = store.sessions_started(db, since, until, agent)
+        elif metric == "p95_duration_ms":
+            values[metric] = _p95(db, since, until, agent, aggregates["durations"])
+        elif metric == "avg_cost":
+            values[metric] = _avg_cost(db, since, until, agent, aggregates["sessions"],
+                                       pricer or Pricer())
+        else:
+            values[metric] = _from_aggregates(metric, aggregates)
+    return values
+
+
+def compute_metric_groups(
+    db: sqlite_utils.Database,
+    queries: Iterable[tuple[str, str, str | None, str | None]],
+    *,
+    pricer: Pricer | None = None,
+) -> dict[tuple[str, str, str | None, str | None], float | None]:
+    """Answer (metric, since, until, agent) queries, scanning each (window, agent) once."""
+    groups: dict[tuple, list[str]] = {}
+    for metric, since, until, agent in queries:
+        groups.setdefault((since, until, agent), []).append(check_metric(metric))
+    pricer = pricer or Pricer()
+    results = {}
+    for (since, until, agent), metrics in groups.items():
+        values = compute_metrics(db, metrics, since=since, until=until, agent=agent, pricer=pricer)
+        for metric, value in values.items():
+            results[(metric, since, until, agent)] = value
+    return results
+
+
+def _from_aggregates(metric: str, agg: dict) -> float | None:
+    if metric == "avg_duration_ms":
+        return agg["duration_sum"] / agg["durations"] if agg["durations"] else None
+    if metric == "error_rate":
+        return 100.0 * agg["errors"] / agg["events"] if agg["events"] else None
+    if metric == "tool_error_rate":
+        return 100.0 * agg["tool_errors"] / agg["tool_events"] if agg["tool_events"] else None
+    # avg_tokens: total tokens over the sessions that had events in the window.
+    return agg["tokens"] / agg["sessions"] if agg["sessions"] else None
+
+
+def _p95(db, since, until, agent, count: int) -> float | None:
+    if not count:
+        return None
+    # Nearest rank: the ceil(0.95 n)-th smallest value, in integers to avoid float rounding.
+    rank = (95 * count + 99) // 100
+    value = store.duration_at_rank(db, since, until, agent, rank)
+    return None if value is None else float(value)
+
+
+def _avg_cost(db, since, until, agent, sessions: int, pricer: Pricer) -> float | None:
+    if not sessions:
+        return None
+    total, priced = 0.0, False
+    for model, tokens_in, tokens_out in store.tokens_by_model(db, since, until, agent):
+        cost = pricer.cost(model, tokens_in, tokens_out)
+        if cost is not None:
+            total += cost
+            priced = True
+    return total / sessions if priced else None

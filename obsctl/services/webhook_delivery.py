@@ -1,0 +1,224 @@
+"""Sending webhook deliveries from the outbox: signing, one attempt, retries with backoff.
+
+Each pass (`deliver_due`) claims due pending deliveries one at a time under a short write
+transaction (a lease, so two senders never attempt the same delivery at once), makes one HTTP
+attempt with a short timeout, and records the outcome. A failed attempt is retried later with
+exponential backoff capped at 60 s, by the next pass (the next `alerts evaluate`, or the
+server's background sender), until 24 hours after the alert; then it is marked failed.
+Receivers may see a delivery twice only if a sender dies between sending and recording;
+the `webhook-id` header (the delivery id) is the same on every try, for de-duplication.
+
+Signatures follow Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256 of
+"{id}.{timestamp}.{body}" keyed with the base64-decoded secret>`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import sqlite_utils
+
+from obsctl import __version__
+from obsctl.jsonutil import dumps
+from obsctl.services.url_safety import UnresolvableHost, UnsafeDestination, check_destination
+from obsctl.services.webhook_payloads import build_payload, sample_alert
+from obsctl.store import webhooks as store
+from obsctl.store.db import write_transaction
+from obsctl.timeutil import format_ts, now, parse_ts
+
+log = logging.getLogger("obsctl.webhooks")
+# Library practice: shown where the application configures logging (`obsctl serve`), silent
+# in the CLI, which prints its own one-line summary instead.
+log.addHandler(logging.NullHandler())
+
+ATTEMPT_TIMEOUT_S = 5.0
+MAX_BACKOFF_S = 60
+GIVE_UP_AFTER = timedelta(hours=24)
+# Longer than any attempt can take, so a live sender's claim never runs out under it.
+LEASE = timedelta(minutes=2)
+PASS_BUDGET_S = 20.0
+_ERROR_BODY_CHARS = 200
+_ERRNO = re.compile(r"\[Errno -?\d+\] [^'\")\]]+")
+
+
+@dataclass
+class AttemptResult:
+    ok: bool
+    status_code: int | None = None
+    error: str | None = None
+    permanent: bool = False  # never worth retrying (a refused destination)
+
+
+@dataclass
+class DeliveryReport:
+    """What one pass did: attempts made, and how they ended."""
+
+    attempted: int = 0
+    delivered: int = 0
+    retrying: int = 0
+    failed: int = 0
+    expired: int = 0
+    last_error: str | None = None
+
+
+def sign(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
+    """The Standard Webhooks `webhook-signature` value for one message."""
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    content = f"{msg_id}.{timestamp}.".encode() + body
+    digest = hmac.new(key, content, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode()
+
+
+def request_headers(secret: str | None, msg_id: str, body: bytes,
+                    timestamp: int | None = None) -> dict[str, str]:
+    """Headers of one attempt; signed when the webhook has a secret."""
+    timestamp = int(time.time()) if timestamp is None else timestamp
+    headers = {"Content-Type": "application/json", "User-Agent": f"obsctl-webhooks/{__version__}",
+               "webhook-id": msg_id, "webhook-timestamp": str(timestamp)}
+    if secret:
+        headers["webhook-signature"] = sign(secret, msg_id, timestamp, body)
+    return headers
+
+
+def backoff_seconds(failed_attempts: int) -> int:
+    """Wait after the n-th failed attempt: 1, 2, 4, ... capped at 60 seconds."""
+    return min(MAX_BACKOFF_S, 2 ** max(0, failed_attempts - 1))
+
+
+def attempt(url: str, body: bytes, headers: dict, *, allow_private: bool, timeout: float,
+            http=None) -> AttemptResult:
+    """One POST with a timeout; redirects are not followed (they could lead anywhere)."""
+    import requests
+
+    try:
+        check_destination(url, allow_private=allow_private, require_resolution=True)
+    except UnsafeDestination as exc:
+        return AttemptResult(False, error=f"refused: {exc.message}", permanent=True)
+    except UnresolvableHost as exc:
+        return AttemptResult(False, error=str(exc))
+    poster = http or requests
+    try:
+        response = poster.post(url, data=body, headers=headers, timeout=(min(3.0, timeout), timeout),
+                               allow_redirects=False, stream=True)
+    except requests.Timeout:
+        return AttemptResult(False, error=f"timed out after {timeout:g} s")
+    except requests.RequestException as exc:
+        return AttemptResult(False, error=f"connection failed: {_short(exc)}")
+    with response:
+        if 200 <= response.status_code < 300:
+            return AttemptResult(True, response.status_code)
+        try:
+            text = response.raw.read(_ERROR_BODY_CHARS, decode_content=True).decode("utf-8", "replace")
+        except Exception:  # noqa: BLE001 - the status code is what matters
+            text = ""
+        detail = f": {' '.join(text.split())}" if text.strip() else ""
+        return AttemptResult(False, response.status_code, f"HTTP {response.status_code}{detail}")
+
+
+def _short(exc: Exception) -> str:
+    """The useful end of a requests error chain, e.g. '[Errno 111] Connection refused'."""
+    text = str(exc)
+    found = _ERRNO.findall(text)
+    if found:
+        return found[-1].strip()
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+def deliver_due(db: sqlite_utils.Database, settings, *, at: datetime | None = None,
+                timeout: float | None = None, budget: float | None = None,
+                should_stop: Callable[[], bool] | None = None) -> DeliveryReport:
+    """Attempt every delivery due at `at` (default now) once, within `budget` seconds.
+
+    Deliveries rescheduled during the pass are not due until after its start, so each is
+    tried at most once per pass; what is left over stays pending for the next pass.
+    """
+    timeout = ATTEMPT_TIMEOUT_S if timeout is None else timeout
+    budget = PASS_BUDGET_S if budget is None else budget
+    pass_start = at or now()
+    due = format_ts(pass_start)
+    report = DeliveryReport()
+    started = time.monotonic()
+    with write_transaction(db):
+        report.expired = store.expire_pending(db, format_ts(pass_start - GIVE_UP_AFTER),
+                                              "gave up: not delivered within 24 hours")
+    http = None
+    try:
+        while time.monotonic() - started < budget and not (should_stop and should_stop()):
+            clock = at or now()
+            with write_transaction(db):
+                claim = store.claim_due(db, due, format_ts(clock + LEASE))
+            if claim is None:
+                break
+            if http is None:
+                import requests
+
+                http = requests.Session()
+            _attempt_claimed(db, settings, claim, at, timeout, http, report)
+    finally:
+        if http is not None:
+            http.close()
+    return report
+
+
+def _attempt_claimed(db, settings, claim: dict, at: datetime | None, timeout: float, http,
+                     report: DeliveryReport) -> None:
+    body = claim["payload"].encode()
+    headers = request_headers(claim["secret"], claim["delivery_id"], body)
+    result = attempt(claim["url"], body, headers, allow_private=settings.webhook_allow_private,
+                     timeout=timeout, http=http)
+    report.attempted += 1
+    finished = at or now()
+    finished_ts = format_ts(finished)
+    if result.ok:
+        status, next_at, delivered_at, error = "delivered", finished_ts, finished_ts, None
+        report.delivered += 1
+    else:
+        failures = claim["attempts"] + 1
+        next_time = finished + timedelta(seconds=backoff_seconds(failures))
+        error = result.error
+        if result.permanent or next_time >= parse_ts(claim["created_at"]) + GIVE_UP_AFTER:
+            status, next_at = "failed", finished_ts
+            report.failed += 1
+        else:
+            status, next_at = "pending", format_ts(next_time)
+            report.retrying += 1
+        delivered_at = None
+        report.last_error = error
+        log.warning("webhook delivery %s to %s failed (attempt %d): %s", claim["delivery_id"],
+                    claim["webhook_id"], failures, error)
+    with write_transaction(db):
+        store.record_attempt(db, claim["delivery_id"], status=status, error=error,
+                             status_code=result.status_code, next_attempt_at=next_at,
+                             delivered_at=delivered_at)
+
+
+def send_test(db: sqlite_utils.Database, settings, webhook: dict, *,
+              timeout: float | None = None) -> dict:
+    """Send a sample alert once and log it as a webhook.test delivery (never retried)."""
+    timeout = ATTEMPT_TIMEOUT_S if timeout is None else timeout
+    sent_at = format_ts(now())
+    alert, rule = sample_alert(webhook["webhook_id"], sent_at)
+    body = dumps(build_payload(webhook, "webhook.test", alert, rule)).encode()
+    delivery_id = f"msg_{uuid.uuid4().hex}"
+    result = attempt(webhook["url"], body, request_headers(webhook["secret"], delivery_id, body),
+                     allow_private=settings.webhook_allow_private, timeout=timeout)
+    done = format_ts(now())
+    row = {
+        "delivery_id": delivery_id, "webhook_id": webhook["webhook_id"], "alert_id": None,
+        "event_type": "webhook.test", "payload": body.decode(),
+        "status": "delivered" if result.ok else "failed", "attempts": 1,
+        "last_error": result.error, "last_status_code": result.status_code,
+        "next_attempt_at": done, "created_at": sent_at, "delivered_at": done if result.ok else None,
+    }
+    with write_transaction(db):
+        store.insert_deliveries(db, [row])
+    return row

@@ -1,0 +1,110 @@
+"""Alert rules and alert events (fired alerts)."""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+RULE_COLUMNS = (
+    "rule_id", "name", "metric", "operator", "threshold", "window_minutes", "cooldown_minutes",
+    "agent_filter", "enabled", "created_at", "updated_at", "last_fired_at",
+)
+ALERT_COLUMNS = (
+    "alert_id", "rule_id", "rule_name", "metric", "operator", "threshold", "value",
+    "window_minutes", "agent_filter", "fired_at", "acknowledged", "acknowledged_at",
+)
+# Columns a partial update may set (never rule_id, created_at or last_fired_at).
+UPDATABLE_RULE_COLUMNS = frozenset({
+    "name", "metric", "operator", "threshold", "window_minutes", "cooldown_minutes",
+    "agent_filter", "enabled", "updated_at",
+})
+
+_RULE_SELECT = f"SELECT {', '.join(RULE_COLUMNS)} FROM alert_rules"
+_ALERT_SELECT = f"SELECT {', '.join(ALERT_COLUMNS)} FROM alert_events"
+
+
+def insert_rule(db: sqlite_utils.Database, rule: dict) -> None:
+    db.conn.execute(
+        f"INSERT INTO alert_rules ({', '.join(RULE_COLUMNS)}) "
+        f"VALUES ({', '.join('?' for _ in RULE_COLUMNS)})",
+        [rule[c] for c in RULE_COLUMNS],
+    )
+
+
+def get_rule(db: sqlite_utils.Database, rule_id: str) -> dict | None:
+    row = db.conn.execute(f"{_RULE_SELECT} WHERE rule_id = ?", [rule_id]).fetchone()
+    return dict(zip(RULE_COLUMNS, row)) if row else None
+
+
+def list_rules(db: sqlite_utils.Database, *, enabled_only: bool = False) -> list[dict]:
+    """Rules in creation order."""
+    where = "WHERE enabled = 1 " if enabled_only else ""
+    cursor = db.conn.execute(f"{_RULE_SELECT} {where}ORDER BY created_at, rowid")
+    return [dict(zip(RULE_COLUMNS, row)) for row in cursor]
+
+
+def update_rule(db: sqlite_utils.Database, rule_id: str, changes: dict) -> bool:
+    """Apply `changes` (column -> value); False when the rule does not exist."""
+    columns = [c for c in changes if c in UPDATABLE_RULE_COLUMNS]
+    if not columns:
+        return get_rule(db, rule_id) is not None
+    assignments = ", ".join(f"{c} = ?" for c in columns)
+    cursor = db.conn.execute(f"UPDATE alert_rules SET {assignments} WHERE rule_id = ?",
+                             [*(changes[c] for c in columns), rule_id])
+    return cursor.rowcount > 0
+
+
+def delete_rule(db: sqlite_utils.Database, rule_id: str) -> bool:
+    """Delete a rule; its alert events go with it (ON DELETE CASCADE)."""
+    return db.conn.execute("DELETE FROM alert_rules WHERE rule_id = ?", [rule_id]).rowcount > 0
+
+
+def last_fired_at(db: sqlite_utils.Database, rule_ids: list[str]) -> dict[str, str | None]:
+    """Current last_fired_at of some rules (re-read inside the firing transaction)."""
+    if not rule_ids:
+        return {}
+    marks = ",".join("?" for _ in rule_ids)
+    cursor = db.conn.execute(
+        f"SELECT rule_id, last_fired_at FROM alert_rules WHERE rule_id IN ({marks})", rule_ids)
+    return dict(cursor.fetchall())
+
+
+def record_firing(db: sqlite_utils.Database, alert: dict) -> None:
+    """Insert an alert event and stamp its rule's last_fired_at (inside a transaction)."""
+    db.conn.execute(
+        f"INSERT INTO alert_events ({', '.join(ALERT_COLUMNS)}) "
+        f"VALUES ({', '.join('?' for _ in ALERT_COLUMNS)})",
+        [alert[c] for c in ALERT_COLUMNS],
+    )
+    db.conn.execute("UPDATE alert_rules SET last_fired_at = ? WHERE rule_id = ?",
+                    [alert["fired_at"], alert["rule_id"]])
+
+
+def list_alerts(db: sqlite_utils.Database, *, limit: int, unacknowledged: bool,
+                rule_id: str | None) -> tuple[list[dict], int]:
+    """Alert events newest first, and how many match the filters."""
+    clauses, params = [], []
+    if unacknowledged:
+        clauses.append("acknowledged = 0")
+    if rule_id is not None:
+        clauses.append("rule_id = ?")
+        params.append(rule_id)
+    where = f"WHERE {' AND '.join(clauses)} " if clauses else ""
+    total = db.conn.execute(f"SELECT COUNT(*) FROM alert_events {where}", params).fetchone()[0]
+    cursor = db.conn.execute(f"{_ALERT_SELECT} {where}ORDER BY fired_at DESC, rowid DESC LIMIT ?",
+                             [*params, limit])
+    return [dict(zip(ALERT_COLUMNS, row)) for row in cursor], total
+
+
+def get_alert(db: sqlite_utils.Database, alert_id: str) -> dict | None:
+    row = db.conn.execute(f"{_ALERT_SELECT} WHERE alert_id = ?", [alert_id]).fetchone()
+    return dict(zip(ALERT_COLUMNS, row)) if row else None
+
+
+def acknowledge_alert(db: sqlite_utils.Database, alert_id: str, at: str) -> bool:
+    """Mark acknowledged; a second acknowledgement keeps the first timestamp."""
+    cursor = db.conn.execute(
+        "UPDATE alert_events SET acknowledged = 1, acknowledged_at = COALESCE(acknowledged_at, ?) "
+        "WHERE alert_id = ?",
+        [at, alert_id],
+    )
+    return cursor.rowcount > 0

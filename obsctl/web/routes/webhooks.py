@@ -1,0 +1,183 @@
+"""`/webhooks`: webhook CRUD, test sends and the delivery log; the background sender."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, request
+
+from obsctl.services import webhooks as service
+from obsctl.services.webhook_payloads import FORMATS
+from obsctl.web.http import get_db, get_settings, int_arg, json_body, json_response, str_arg
+from obsctl.web.openapi_util import (
+    error_responses,
+    json_content,
+    operation,
+    path_param,
+    query_param,
+)
+
+blueprint = Blueprint("webhooks", __name__)
+RATE_GROUP = "webhooks"
+SENDER_KEY = "obsctl_webhook_sender"
+
+
+def start_background(app: Flask):
+    """Start the webhook sender of a served app; returns it (it has `stop()`)."""
+    from obsctl.services.webhook_sender import WebhookSender
+
+    sender = WebhookSender(app.extensions["obsctl"].settings).start()
+    app.extensions[SENDER_KEY] = sender
+    return sender
+
+
+@blueprint.post("/webhooks")
+def create_webhook():
+    return json_response(service.create_webhook(get_db(), get_settings(), json_body()), 201)
+
+
+@blueprint.get("/webhooks")
+def list_webhooks():
+    return json_response(service.list_webhooks(get_db()))
+
+
+@blueprint.get("/webhooks/deliveries")
+def list_deliveries():
+    return json_response(service.list_deliveries(
+        get_db(),
+        webhook_id=str_arg("webhook_id"),
+        status=request.args.get("status"),  # an empty status is invalid, not "any"
+        alert_id=str_arg("alert_id"),
+        limit=int_arg("limit", service.DEFAULT_DELIVERIES_LIMIT, minimum=1,
+                      maximum=service.MAX_DELIVERIES_LIMIT),
+    ))
+
+
+@blueprint.get("/webhooks/<webhook_id>")
+def get_webhook(webhook_id: str):
+    return json_response(service.get_webhook(get_db(), webhook_id))
+
+
+@blueprint.put("/webhooks/<webhook_id>")
+def update_webhook(webhook_id: str):
+    return json_response(service.update_webhook(get_db(), get_settings(), webhook_id, json_body()))
+
+
+@blueprint.delete("/webhooks/<webhook_id>")
+def delete_webhook(webhook_id: str):
+    return json_response(service.delete_webhook(get_db(), webhook_id))
+
+
+@blueprint.post("/webhooks/<webhook_id>/test")
+def test_webhook(webhook_id: str):
+    return json_response(service.send_webhook_test(get_db(), get_settings(), webhook_id))
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+_WRITABLE = {
+    "url": {"type": "string", "minLength": 1, "maxLength": 2048,
+            "description": "http(s) URL; private and loopback hosts need OBSCTL_WEBHOOK_ALLOW_PRIVATE=1"},
+    "format": {"type": "string", "enum": list(FORMATS), "default": "generic"},
+    "secret": {"type": ["string", "null"],
+               "description": "Standard Webhooks secret whsec_<base64>, 'generate' to have one "
+                              "made, or null for unsigned deliveries"},
+    "routing_key": {"type": ["string", "null"], "maxLength": 256,
+                    "description": "PagerDuty Events API v2 integration key (format pagerduty only)"},
+    "rule_ids": {"type": ["array", "null"], "items": {"type": "string"},
+                 "description": "Rules whose alerts are sent; empty = every rule"},
+    "enabled": {"type": "boolean", "default": True},
+}
+_WEBHOOK_PROPERTIES = {
+    "webhook_id": {"type": "string"},
+    "url": {"type": "string"},
+    "format": {"type": "string", "enum": list(FORMATS)},
+    "rule_ids": {"type": "array", "items": {"type": "string"}},
+    "enabled": {"type": "boolean"},
+    "has_secret": {"type": "boolean"},
+    "has_routing_key": {"type": "boolean"},
+    "created_at": _ref("Timestamp"),
+    "updated_at": _ref("Timestamp"),
+}
+_WEBHOOK_REQUIRED = list(_WEBHOOK_PROPERTIES)
+
+OPENAPI_SCHEMAS = {
+    "WebhookInput": {"type": "object", "required": ["url"], "properties": _WRITABLE,
+                     "additionalProperties": False},
+    "WebhookUpdate": {"type": "object", "properties": _WRITABLE, "additionalProperties": False,
+                      "description": "Any subset of the webhook fields"},
+    "Webhook": {"type": "object", "required": _WEBHOOK_REQUIRED, "properties": {
+        **_WEBHOOK_PROPERTIES,
+        "secret": {"type": ["string", "null"],
+                   "description": "Only in the response of the call that set it"},
+        "routing_key": {"type": ["string", "null"],
+                        "description": "Only in the response of the call that set it"},
+    }},
+    "WebhookDelivery": {
+        "type": "object",
+        "required": ["delivery_id", "webhook_id", "alert_id", "event_type", "status", "attempts",
+                     "last_status_code", "last_error", "created_at", "next_attempt_at", "delivered_at"],
+        "properties": {
+            "delivery_id": {"type": "string", "description": "Also the webhook-id header"},
+            "webhook_id": {"type": "string"},
+            "alert_id": {"type": ["string", "null"]},
+            "event_type": {"type": "string", "enum": ["alert.fired", "webhook.test"]},
+            "status": {"type": "string", "enum": list(service.DELIVERY_STATUSES)},
+            "attempts": {"type": "integer", "minimum": 0},
+            "last_status_code": {"type": ["integer", "null"]},
+            "last_error": {"type": ["string", "null"]},
+            "created_at": _ref("Timestamp"),
+            "next_attempt_at": {"type": ["string", "null"], "description": "While pending"},
+            "delivered_at": {"type": ["string", "null"]},
+        },
+    },
+}
+
+_WEBHOOK_ID = path_param("webhook_id", "Webhook id")
+
+OPENAPI_PATHS = {
+    "/webhooks": {
+        "post": operation(
+            "webhooks", "Register a webhook for fired alerts",
+            request={"content": {"application/json": {"schema": _ref("WebhookInput")}}},
+            status=201, ok=json_content(_ref("Webhook"), "Created (the only response with the secret)"),
+            errors=error_responses(400)),
+        "get": operation("webhooks", "All webhooks (secrets never listed)", ok=json_content({
+            "type": "object", "required": ["webhooks", "total"], "properties": {
+                "webhooks": {"type": "array", "items": _ref("Webhook")},
+                "total": {"type": "integer", "minimum": 0}}})),
+    },
+    "/webhooks/deliveries": {
+        "get": operation(
+            "webhooks", "Delivery log, newest first: status, attempts and last error of each",
+            params=[
+                query_param("webhook_id", {"type": "string"}),
+                query_param("alert_id", {"type": "string"}),
+                query_param("status", {"type": "string", "enum": list(service.DELIVERY_STATUSES)}),
+                query_param("limit", {"type": "integer", "default": 50}, "Clamped to 1..500"),
+            ],
+            ok=json_content({"type": "object", "required": ["deliveries", "total"], "properties": {
+                "deliveries": {"type": "array", "items": _ref("WebhookDelivery")},
+                "total": {"type": "integer", "minimum": 0}}}),
+            errors=error_responses(400)),
+    },
+    "/webhooks/{webhook_id}": {
+        "get": operation("webhooks", "One webhook", params=[_WEBHOOK_ID],
+                         ok=json_content(_ref("Webhook")), errors=error_responses(404)),
+        "put": operation(
+            "webhooks", "Update some fields of a webhook", params=[_WEBHOOK_ID],
+            request={"content": {"application/json": {"schema": _ref("WebhookUpdate")}}},
+            ok=json_content(_ref("Webhook")), errors=error_responses(400, 404)),
+        "delete": operation(
+            "webhooks", "Delete a webhook and its delivery log", params=[_WEBHOOK_ID],
+            ok=json_content({"type": "object", "required": ["deleted", "webhook_id"], "properties": {
+                "deleted": {"type": "boolean", "const": True}, "webhook_id": {"type": "string"}}}),
+            errors=error_responses(404)),
+    },
+    "/webhooks/{webhook_id}/test": {
+        "post": operation(
+            "webhooks", "Send a sample alert once, now (not retried); returns the delivery",
+            params=[_WEBHOOK_ID], ok=json_content(_ref("WebhookDelivery")),
+            errors=error_responses(404)),
+    },
+}
