@@ -21,7 +21,8 @@ def ingest_command(
     source: str = typer.Argument("-", metavar="[FILE|-]", help="JSONL, a JSON array or "
                                  '{"events": [...]}; "-" reads stdin.'),
     fmt: str = typer.Option("auto", "--format", "-f",
-                            help="Input format: auto, jsonl, json."),
+                            help="Input format: auto, jsonl, json, otlp-json (OpenTelemetry "
+                            "traces as a collector's file exporter writes them)."),
     strict: bool = typer.Option(False, "--strict", help="Store nothing if any record is bad."),
     batch_size: int = typer.Option(1000, "--batch-size", min=1, max=100000,
                                    help="Events per transaction."),
@@ -38,8 +39,9 @@ def ingest_command(
     from obsctl.services import event_source
     from obsctl.services.ingest_stream import ingest_stream
 
-    if fmt not in event_source.FORMATS:
-        raise InvalidInput(f"--format must be one of {', '.join(event_source.FORMATS)}; got {fmt!r}")
+    formats = (*event_source.FORMATS, "otlp-json")
+    if fmt not in formats:
+        raise InvalidInput(f"--format must be one of {', '.join(formats)}; got {fmt!r}")
     stream, total_bytes, label = _open_source(source)
     reader = event_source.CountingReader(stream)
     db = open_database(ctx)
@@ -56,10 +58,16 @@ def ingest_command(
     progress = _Progress(total_bytes, reader, enabled=stderr_is_tty() and not quiet and not json_)
     try:
         with progress:
-            summary = ingest_stream(
-                db, event_source.read_events(reader, fmt), batch_size=batch_size, strict=strict,
-                on_reject=on_reject, on_batch=lambda s: progress.update(s.events),
-            )
+            if fmt == "otlp-json":
+                from obsctl.services.otlp_file import ingest_otlp_stream
+
+                summary = ingest_otlp_stream(db, reader, strict=strict, on_reject=on_reject,
+                                             on_batch=lambda s: progress.update(s.events))
+            else:
+                summary = ingest_stream(
+                    db, event_source.read_events(reader, fmt), batch_size=batch_size, strict=strict,
+                    on_reject=on_reject, on_batch=lambda s: progress.update(s.events),
+                )
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()

@@ -19,6 +19,7 @@ from obsctl.web.security import create_limiter, install_auth, limit_blueprint
 ROUTE_MODULES = (
     "health",
     "events",
+    "otlp",
     "sessions",
     "session_views",
     "analytics",

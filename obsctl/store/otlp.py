@@ -1,0 +1,111 @@
+"""OTLP trace ingest storage: the trace-to-session links, moving a trace's early spans into
+the session found later, and filling session fields from resource attributes.
+
+Every function here runs inside the ingest service's write transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import sqlite_utils
+
+from obsctl.store import events as event_store
+
+_CHUNK = 900
+
+
+def trace_sessions(db: sqlite_utils.Database, trace_ids: Sequence[str]) -> dict[str, str]:
+    """The remembered session of each of `trace_ids` that has one."""
+    found: dict[str, str] = {}
+    conn = db.conn
+    for start in range(0, len(trace_ids), _CHUNK):
+        chunk = trace_ids[start:start + _CHUNK]
+        sql = (f"SELECT trace_id, session_id FROM otlp_trace_sessions "
+               f"WHERE trace_id IN ({','.join('?' * len(chunk))})")
+        found.update(conn.execute(sql, chunk).fetchall())
+    return found
+
+
+def link_traces(db: sqlite_utils.Database, links: Iterable[tuple[str, str]]) -> None:
+    """Remember (trace_id, session_id) pairs; the first session linked to a trace stays."""
+    db.conn.executemany(
+        "INSERT INTO otlp_trace_sessions (trace_id, session_id) VALUES (?, ?) "
+        "ON CONFLICT(trace_id) DO NOTHING",
+        links,
+    )
+
+
+# A trace's events have ids "<trace id>:<span id>", so a range on the unique event_id index
+# finds them; ';' is the character after ':'.
+_TRACE_TOTALS = """
+SELECT COUNT(*), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0),
+       COALESCE(SUM(is_error), 0), COALESCE(SUM(duration_ms), 0), MIN(timestamp), MAX(timestamp)
+FROM events WHERE event_id >= ? AND event_id < ? AND session_id = ?
+"""
+
+_SUBTRACT = """
+UPDATE sessions SET
+    event_count = event_count - :count, total_tokens_in = total_tokens_in - :tokens_in,
+    total_tokens_out = total_tokens_out - :tokens_out, error_count = error_count - :errors,
+    total_duration_ms = total_duration_ms - :duration,
+    started_at = COALESCE((SELECT MIN(timestamp) FROM events WHERE session_id = :sid), started_at),
+    last_event_at = (SELECT MAX(timestamp) FROM events WHERE session_id = :sid)
+WHERE session_id = :sid
+"""
+
+
+def move_trace_events(db: sqlite_utils.Database, trace_id: str, from_session: str,
+                      to_session: str) -> int:
+    """Move the events of `trace_id` stored in `from_session` to `to_session`.
+
+    Spans exported before the trace's session id was known were stored in a session named
+    after the trace; once the session is known they join it. Totals move with them, and
+    the source session is deleted when nothing is left in it. Returns the events moved.
+    """
+    conn = db.conn
+    low, high = f"{trace_id}:", f"{trace_id};"
+    count, tokens_in, tokens_out, errors, duration, first, last = conn.execute(
+        _TRACE_TOTALS, [low, high, from_session]).fetchone()
+    if not count:
+        return 0
+    source = conn.execute("SELECT agent_name, metadata FROM sessions WHERE session_id = ?",
+                          [from_session]).fetchone()
+    agent, metadata = source if source else ("unknown", None)
+    # The target session is created or credited first: events may only point at a session.
+    event_store.write_batch(db, [], [(to_session, agent, first, tokens_in, tokens_out, count,
+                                      errors, duration, last)], [], [])
+    conn.execute("UPDATE sessions SET metadata = ? WHERE session_id = ? AND metadata IS NULL",
+                 [metadata, to_session])
+    conn.execute("UPDATE events SET session_id = ? WHERE event_id >= ? AND event_id < ? "
+                 "AND session_id = ?", [to_session, low, high, from_session])
+    remaining = conn.execute("SELECT EXISTS(SELECT 1 FROM events WHERE session_id = ?)",
+                             [from_session]).fetchone()[0]
+    if remaining:
+        conn.execute(_SUBTRACT, {"count": count, "tokens_in": tokens_in, "tokens_out": tokens_out,
+                                 "errors": errors, "duration": duration, "sid": from_session})
+    else:
+        conn.execute("DELETE FROM sessions WHERE session_id = ?", [from_session])
+    return count
+
+
+def fill_session_metadata(db: sqlite_utils.Database, pairs: Iterable[tuple[str, str]]) -> None:
+    """Set (metadata_json, session_id) on sessions that have no metadata yet."""
+    db.conn.executemany(
+        "UPDATE sessions SET metadata = ? WHERE session_id = ? AND metadata IS NULL", pairs)
+
+
+def session_agents(db: sqlite_utils.Database, session_ids: Sequence[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    conn = db.conn
+    for start in range(0, len(session_ids), _CHUNK):
+        chunk = session_ids[start:start + _CHUNK]
+        sql = (f"SELECT session_id, agent_name FROM sessions "
+               f"WHERE session_id IN ({','.join('?' * len(chunk))})")
+        found.update(conn.execute(sql, chunk).fetchall())
+    return found
+
+
+def set_session_agents(db: sqlite_utils.Database, pairs: Iterable[tuple[str, str]]) -> None:
+    """Set (agent_name, session_id)."""
+    db.conn.executemany("UPDATE sessions SET agent_name = ? WHERE session_id = ?", pairs)

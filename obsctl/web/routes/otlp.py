@@ -1,0 +1,89 @@
+"""`POST /v1/traces`: OpenTelemetry OTLP/HTTP trace export (protobuf or JSON, gzip)."""
+
+from flask import Blueprint, Response, request
+
+from obsctl.services import otlp_wire as wire
+from obsctl.services.otlp import ingest_otlp
+from obsctl.web.errors import error_body
+from obsctl.web.http import get_db, get_settings, json_response
+from obsctl.web.openapi_util import error_responses, operation
+
+blueprint = Blueprint("otlp", __name__)
+# Trace export is event ingest: it has the /events limit and shares its per-IP counter.
+RATE_GROUP = "events"
+
+
+@blueprint.post("/v1/traces")
+def export_traces():
+    fmt = wire.MEDIA_TYPES.get(request.mimetype)
+    if fmt is None:
+        return json_response(error_body(
+            f"unsupported Content-Type {request.mimetype or '(none)'!r}; "
+            f"send application/x-protobuf or application/json"), 415)
+    encoding = (request.headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding not in wire.ENCODINGS:
+        return json_response(error_body(
+            f"unsupported Content-Encoding {encoding!r}; send gzip, deflate or identity"), 415)
+    # MAX_CONTENT_LENGTH bounds the compressed body; decompress() bounds what it expands to.
+    body = wire.decompress(request.get_data(cache=False), encoding, get_settings().max_body_bytes)
+    result = ingest_otlp(get_db(), body, fmt)
+    return Response(wire.encode_response(result.rejected_spans, result.error_message(), fmt),
+                    status=200, mimetype=wire.RESPONSE_MEDIA_TYPE[fmt])
+
+
+_KEY_VALUE = {"type": "object", "required": ["key"],
+              "properties": {"key": {"type": "string"}, "value": {"description": "AnyValue"}}}
+_REQUEST_JSON = {
+    "type": "object",
+    "description": "ExportTraceServiceRequest in the OTLP JSON encoding: hex trace and span ids, "
+                   "integer enums, 64-bit integers as strings or numbers; unknown fields ignored",
+    "properties": {"resourceSpans": {"type": ["array", "null"], "items": {
+        "type": "object",
+        "properties": {
+            "resource": {"type": ["object", "null"], "properties": {
+                "attributes": {"type": ["array", "null"], "items": _KEY_VALUE}}},
+            "scopeSpans": {"type": ["array", "null"], "items": {
+                "type": "object",
+                "properties": {
+                    "scope": {"type": ["object", "null"]},
+                    "spans": {"type": ["array", "null"], "items": {
+                        "type": "object",
+                        "description": "An OTLP span; a span that cannot be used is counted in "
+                                       "partialSuccess.rejectedSpans"}},
+                },
+            }},
+        },
+    }}},
+}
+_BINARY = {"schema": {"type": "string", "format": "binary"}}
+
+OPENAPI_SCHEMAS = {
+    "OtlpExportResponse": {
+        "type": "object",
+        "description": "ExportTraceServiceResponse; partialSuccess only when spans were rejected",
+        "properties": {"partialSuccess": {
+            "type": "object",
+            "required": ["rejectedSpans", "errorMessage"],
+            "properties": {"rejectedSpans": {"type": "string", "description": "int64 as a string"},
+                           "errorMessage": {"type": "string"}},
+        }},
+    },
+}
+
+OPENAPI_PATHS = {
+    "/v1/traces": {
+        "post": operation(
+            "otlp",
+            "Ingest OpenTelemetry traces (OTLP/HTTP); each span becomes an event, idempotent on "
+            "(trace id, span id). Content-Encoding gzip accepted; the body limit applies after "
+            "decompression",
+            request={"content": {"application/x-protobuf": _BINARY,
+                                 "application/json": {"schema": _REQUEST_JSON}}},
+            ok={"description": "Accepted (spans that could not be used are in partialSuccess), "
+                               "in the request's content type",
+                "content": {"application/x-protobuf": _BINARY,
+                            "application/json": {"schema": {"$ref": "#/components/schemas/OtlpExportResponse"}}}},
+            errors=error_responses(400, 413, 415),
+        )
+    }
+}
