@@ -89,3 +89,12 @@ def test_port_from_environment(tmp_path):
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=20)
     assert proc.returncode == 0
+
+
+def test_port_in_use_is_a_one_line_error(live_server, tmp_path):
+    server = live_server()
+    result = subprocess.run([sys.executable, "-m", "obsctl", "--db", str(tmp_path / "other.db"), "serve",
+                             "--port", str(server.port)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith(f"Error: cannot listen on 127.0.0.1:{server.port}")
+    assert "Traceback" not in result.stderr

@@ -12,6 +12,8 @@ import sys
 import threading
 import time
 
+from obsctl.errors import ServiceUnavailable
+
 log = logging.getLogger("obsctl.server")
 
 
@@ -20,8 +22,12 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     from waitress import wasyncore
     from waitress.server import create_server
 
-    server = create_server(app, host=host, port=port, threads=threads, ident="obsctl",
-                           clear_untrusted_proxy_headers=True, channel_timeout=60)
+    try:
+        server = create_server(app, host=host, port=port, threads=threads, ident="obsctl",
+                               clear_untrusted_proxy_headers=True, channel_timeout=60)
+    except OSError as exc:
+        # Port in use, no permission, unknown host: a message, not a traceback.
+        raise ServiceUnavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     stopping = threading.Event()
 
     def _stop(signum, frame):
