@@ -11,6 +11,7 @@ from obsctl import __version__
 from obsctl.cli import admin, ingest, serve, sessions
 from obsctl.cli import analytics, compare, explain, export
 from obsctl.cli import alerts, webhooks
+from obsctl.cli import postmortem, triage
 from obsctl.cli.base import ObsTyper
 from obsctl.config import Settings
 from obsctl.errors import ObsctlError
@@ -57,6 +58,8 @@ app.command("prune")(admin.prune_command)
 app.add_typer(admin.db_app, name="db")
 app.add_typer(alerts.app, name="alerts")
 app.add_typer(webhooks.app, name="webhooks")
+app.add_typer(triage.app, name="triage")
+app.add_typer(postmortem.app, name="postmortem")
 
 
 def main() -> None:

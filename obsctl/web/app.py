@@ -25,6 +25,8 @@ ROUTE_MODULES = (
     "analytics",
     "alerts",
     "webhooks",
+    "triage",
+    "postmortem",
 )
 
 

@@ -1,0 +1,118 @@
+"""`obsctl postmortem`: the postmortem of one session (`obsctl postmortem ID`) and the
+sessions worth one (`candidates`)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from obsctl.cli.base import (
+    ObsTyper,
+    console,
+    emit_json,
+    notice,
+    open_database,
+    render_table,
+    settings_of,
+    stdout_is_tty,
+)
+from obsctl.cli.triage import DefaultCommandGroup
+from obsctl.errors import InvalidInput
+from obsctl.services import postmortem as service
+
+SEV_COLOURS = {"SEV-1": "bold red", "SEV-2": "red", "SEV-3": "yellow", "SEV-4": "cyan", "none": "green"}
+
+app = ObsTyper(
+    cls=DefaultCommandGroup,
+    help="Postmortem reports: timeline, error cascade, costs, tools, contributing factors.\n\n"
+         "`obsctl postmortem ID` is short for `obsctl postmortem show ID`.\n\n"
+         "Example: obsctl postmortem sess-42 -o sess-42-postmortem.md",
+)
+
+
+class ReportFormat(str, Enum):
+    md = "md"
+    json = "json"
+
+
+@app.command("show")
+def show_command(
+    ctx: typer.Context,
+    session_id: str = typer.Argument(..., help="Session id."),
+    format_: Annotated[ReportFormat, typer.Option(
+        "--format", "-f", help="md (Markdown) or json (the API's JSON body).")] = ReportFormat.md,
+    json_: bool = typer.Option(False, "--json", help="Same as --format json."),
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", dir_okay=False, help="Write the report to this file instead of stdout.")] = None,
+) -> None:
+    """Generate the postmortem of one session.
+
+    Markdown is rendered on a terminal and printed as is when piped; -o writes a file.
+
+    Example: obsctl postmortem show sess-42 --format json -o sess-42.json
+    """
+    from obsctl.services.pricing import pricer_for
+
+    report = service.postmortem_session(open_database(ctx), session_id,
+                                        pricer=pricer_for(settings_of(ctx)))
+    as_json = json_ or format_ is ReportFormat.json
+    if output is not None:
+        import orjson
+
+        data = (orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n" if as_json
+                else report["markdown"].encode())
+        try:
+            output.write_bytes(data)
+        except OSError as exc:
+            raise InvalidInput(f"cannot write {output}: {exc.strerror or exc}") from None
+        notice(f"wrote the {report['severity']} postmortem of {session_id} to {output}")
+        return
+    if as_json:
+        emit_json(report)
+    elif stdout_is_tty():
+        from rich.markdown import Markdown
+
+        console().print(Markdown(report["markdown"]))
+    else:
+        typer.echo(report["markdown"], nl=False)
+
+
+@app.command("candidates")
+def candidates_command(
+    ctx: typer.Context,
+    min_errors: int = typer.Option(service.CANDIDATES_DEFAULT_MIN_ERRORS, "--min-errors", min=0,
+                                   help="Only sessions with at least this many errors."),
+    limit: int = typer.Option(service.CANDIDATES_DEFAULT_LIMIT, "--limit",
+                              help=f"At most {service.CANDIDATES_MAX_LIMIT}."),
+    agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
+    days: int | None = typer.Option(None, "--days", min=1, max=3650,
+                                       help="Only sessions started in the last N days."),
+    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+) -> None:
+    """List sessions worth a postmortem: most severe first, then most errors.
+
+    Example: obsctl postmortem candidates --min-errors 3 --days 7
+    """
+    data = service.postmortem_candidates(open_database(ctx), min_errors=min_errors, limit=limit,
+                                         agent=agent, days=days)
+    if json_:
+        emit_json(data)
+        return
+    from rich.markup import escape
+
+    tty = stdout_is_tty()
+    text = escape if tty else str
+    rows = []
+    for c in data["candidates"]:
+        severity = c["severity"]
+        if tty:
+            style = SEV_COLOURS[severity]
+            severity = f"[{style}]{severity}[/{style}]"
+        rows.append([severity, text(c["session_id"]), text(c["agent_name"]), c["status"],
+                     c["started_at"], c["error_count"], c["event_count"], c["error_rate"]])
+    render_table(f"{len(rows)} of {data['total']} sessions with errors",
+                 ["severity", "session_id", "agent", "status", "started_at", "errors", "events",
+                  "error %"], rows, justify={"errors": "right", "events": "right", "error %": "right"})

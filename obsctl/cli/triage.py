@@ -1,0 +1,145 @@
+"""`obsctl triage`: triage one session (`obsctl triage ID`) or the most recent ones (`batch`)."""
+
+from __future__ import annotations
+
+import typer
+from typer.core import TyperGroup
+
+from obsctl.cli.base import (
+    ObsTyper,
+    console,
+    emit_json,
+    open_database,
+    render_table,
+    settings_of,
+    stdout_is_tty,
+)
+from obsctl.services import triage as service
+
+TOP_FINDING_CHARS = 60
+SEVERITY_COLOURS = {"critical": "bold red", "warning": "yellow", "info": "cyan", "healthy": "green"}
+
+
+class DefaultCommandGroup(TyperGroup):
+    """A group whose first argument, when it is not one of its commands, goes to `show`:
+    `obsctl triage ID` is `obsctl triage show ID`. A session literally named like a command
+    stays reachable through `show` (`obsctl triage show batch`)."""
+
+    default_command = "show"
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = [self.default_command, *args]
+        return super().resolve_command(ctx, args)
+
+
+app = ObsTyper(
+    cls=DefaultCommandGroup,
+    help="Triage sessions: health score, grade and severity-ranked findings with suggestions.\n\n"
+         "`obsctl triage ID` is short for `obsctl triage show ID`.\n\n"
+         "Example: obsctl triage sess-42",
+)
+
+
+def _pricer(ctx: typer.Context):
+    from obsctl.services.pricing import pricer_for
+
+    return pricer_for(settings_of(ctx))
+
+
+def colour(severity: str, text: str | None = None) -> str:
+    """`text` (default: the severity) in the severity's colour, as rich markup."""
+    style = SEVERITY_COLOURS.get(severity, "white")
+    return f"[{style}]{text or severity}[/{style}]"
+
+
+@app.command("show")
+def show_command(
+    ctx: typer.Context,
+    session_id: str = typer.Argument(..., help="Session id."),
+    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+) -> None:
+    """Triage one session: score, grade, findings coloured by severity, suggestions.
+
+    Prints JSON when --json is given or stdout is not a terminal.
+
+    Example: obsctl triage show sess-42 --json
+    """
+    report = service.triage_session(open_database(ctx), session_id, pricer=_pricer(ctx))
+    if json_ or not stdout_is_tty():
+        emit_json(report)
+        return
+    render_report(report)
+
+
+def render_report(report: dict) -> None:
+    """The report as a rich panel, the findings, and the error-group and tool tables."""
+    from rich.markup import escape
+    from rich.panel import Panel
+
+    out = console()
+    m = report["metrics"]
+    cost = "unpriced" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
+    duration = "-" if m["duration_ms"] is None else f"{m['duration_ms'] / 1000:.1f} s"
+    severity = report["severity"]
+    header = (
+        f"[bold]Health {report['health_score']:g}/100[/bold]  grade [bold]{report['grade']}[/bold]  "
+        f"{colour(severity, severity.upper())}\n"
+        f"agent {escape(report['agent_name'])} · status {report['status']} · {m['event_count']} events · "
+        f"{m['error_count']} errors ({m['error_rate']}%) · {m['total_tokens']:,} tokens · {cost} · {duration}"
+    )
+    out.print(Panel(header, title=f"triage {escape(report['session_id'])}", expand=False,
+                    border_style=SEVERITY_COLOURS.get(severity, "white")))
+    if not report["findings"]:
+        out.print("[green]No findings: the session looks healthy.[/green]")
+    for finding in report["findings"]:
+        out.print(f"{colour(finding['severity'], finding['severity'].upper()):<10} "
+                  f"[bold]{finding['category']}[/bold]  {escape(finding['title'])}")
+        out.print(f"    {escape(finding['detail'])}", highlight=False)
+        out.print(f"    [dim]→ {escape(finding['suggestion'])}[/dim]")
+    if report["error_groups"]:
+        render_table("error groups", ["count", "type", "tool", "kind", "example", "first seen"], [
+            [g["count"], g["event_type"], g["tool_name"] or "", g["kind"], escape(g["example"][:80]),
+             g["first_seen"]] for g in report["error_groups"]], justify={"count": "right"})
+    if report["tools"]:
+        render_table("tools", ["tool", "calls", "failures", "fail %", "slow", "p50 ms", "p95 ms"], [
+            [escape(t["tool_name"]), t["calls"], t["failures"], t["failure_rate_pct"], t["slow_calls"],
+             t["p50_ms"], t["p95_ms"]] for t in report["tools"]],
+            justify={h: "right" for h in ("calls", "failures", "fail %", "slow", "p50 ms", "p95 ms")})
+    if report["baseline"]["note"]:
+        out.print(f"[dim]{escape(report['baseline']['note'])}[/dim]")
+
+
+@app.command("batch")
+def batch_command(
+    ctx: typer.Context,
+    limit: int = typer.Option(service.BATCH_DEFAULT_LIMIT, "--limit",
+                              help=f"Sessions to triage (at most {service.BATCH_MAX_LIMIT})."),
+    min_events: int = typer.Option(service.BATCH_DEFAULT_MIN_EVENTS, "--min-events", min=0,
+                                   help="Only sessions with at least this many events."),
+    agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
+    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+) -> None:
+    """Triage the most recent sessions and list them worst health score first.
+
+    Example: obsctl triage batch --limit 20 --agent researcher
+    """
+    data = service.triage_batch(open_database(ctx), pricer=_pricer(ctx), limit=limit,
+                                min_events=min_events, agent=agent)
+    if json_:
+        emit_json(data)
+        return
+    from rich.markup import escape
+
+    tty = stdout_is_tty()
+    text = escape if tty else str
+    rows = []
+    for r in data["reports"]:
+        top = r["findings"][0]["title"] if r["findings"] else ""
+        severity = colour(r["severity"]) if tty else r["severity"]
+        rows.append([r["health_score"], r["grade"], severity, text(r["session_id"]), text(r["agent_name"]),
+                     r["metrics"]["event_count"], r["metrics"]["error_count"],
+                     text(top[:TOP_FINDING_CHARS] if tty else top)])
+    render_table(f"{len(rows)} of {data['total']} sessions, worst first",
+                 ["score", "grade", "severity", "session_id", "agent", "events", "errors", "top finding"],
+                 rows, justify={"score": "right", "events": "right", "errors": "right"})

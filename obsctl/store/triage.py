@@ -1,0 +1,147 @@
+"""The SQL behind triage and postmortems.
+
+Per-session reads go through idx_events_session_ts. Baselines are the same agent's sessions
+whose started_at lies in a window (idx_sessions_agent_started) and use the totals the
+sessions table already keeps; only cost (tokens per model) and latency references (duration
+quantiles per event kind) read the baseline sessions' events, again through
+idx_events_session_ts, and both are aggregated in SQL.
+"""
+
+from __future__ import annotations
+
+import orjson
+import sqlite_utils
+
+STEP_COLUMNS = (
+    "id", "event_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
+    "duration_ms", "output_data", "tool_call", "decision_trace", "tool_name", "is_error",
+    "parent_id",
+)
+
+BASELINE_COLUMNS = (
+    "session_id", "started_at", "ended_at", "last_event_at", "total_tokens_in",
+    "total_tokens_out", "event_count", "error_count", "total_duration_ms",
+)
+
+_LIFECYCLE = "('session_start', 'session_end')"
+
+# The baseline sessions: the agent's most recent sessions that started in [since, until),
+# newest first, at most `cap` of them; `exclude` keeps the triaged session out.
+_BASELINE_IDS = """
+SELECT session_id FROM sessions
+WHERE agent_name = ? AND started_at >= ? AND started_at < ? AND session_id != ?
+ORDER BY started_at DESC LIMIT ?
+"""
+
+_BASELINE_SESSIONS = f"""
+SELECT {', '.join(BASELINE_COLUMNS)} FROM sessions
+WHERE agent_name = ? AND started_at >= ? AND started_at < ? AND session_id != ?
+ORDER BY started_at DESC LIMIT ?
+"""
+
+_BASELINE_MODEL_TOKENS = f"""
+SELECT e.session_id, e.model, COALESCE(SUM(e.tokens_in), 0), COALESCE(SUM(e.tokens_out), 0)
+FROM events e
+WHERE e.session_id IN ({_BASELINE_IDS})
+  AND (e.tokens_in > 0 OR e.tokens_out > 0)
+GROUP BY e.session_id, e.model
+"""
+
+# The durations of successful, non-lifecycle events per (event_type, tool_name), one JSON
+# array per kind: SQLite has no percentile aggregate, and ranking with window functions
+# measured several times slower than sorting these few thousand numbers in Python.
+_BASELINE_DURATIONS = f"""
+SELECT e.event_type, e.tool_name, json_group_array(e.duration_ms)
+FROM events e
+WHERE e.session_id IN ({_BASELINE_IDS})
+  AND e.duration_ms IS NOT NULL AND e.is_error = 0
+  AND e.event_type NOT IN {_LIFECYCLE}
+GROUP BY e.event_type, e.tool_name
+"""
+
+
+def session_steps(db: sqlite_utils.Database, session_id: str) -> list[tuple]:
+    """The session's events in time order (ties in arrival order), columns STEP_COLUMNS.
+
+    input_data and metadata are left out: triage never needs them and prompts are large.
+    """
+    return db.conn.execute(
+        f"SELECT {', '.join(STEP_COLUMNS)} FROM events WHERE session_id = ? ORDER BY timestamp, id",
+        [session_id],
+    ).fetchall()
+
+
+def baseline_sessions(db: sqlite_utils.Database, agent: str, since: str, until: str,
+                      exclude: str, cap: int) -> list[dict]:
+    """Totals of the baseline sessions (columns BASELINE_COLUMNS), newest first."""
+    cursor = db.conn.execute(_BASELINE_SESSIONS, [agent, since, until, exclude, cap])
+    return [dict(zip(BASELINE_COLUMNS, row)) for row in cursor]
+
+
+def baseline_model_tokens(db: sqlite_utils.Database, agent: str, since: str, until: str,
+                          exclude: str, cap: int) -> list[tuple[str, str | None, int, int]]:
+    """(session_id, model, tokens_in, tokens_out) per baseline session and model, for events
+    that carry tokens."""
+    return db.conn.execute(_BASELINE_MODEL_TOKENS, [agent, since, until, exclude, cap]).fetchall()
+
+
+def baseline_durations(db: sqlite_utils.Database, agent: str, since: str, until: str,
+                       exclude: str, cap: int) -> dict[tuple[str, str | None], list[float]]:
+    """{(event_type, tool_name): sorted durations} of the successful events of the `cap` most
+    recent baseline sessions."""
+    rows = db.conn.execute(_BASELINE_DURATIONS, [agent, since, until, exclude, cap]).fetchall()
+    return {(etype, tool): sorted(orjson.loads(values)) for etype, tool, values in rows}
+
+
+def recent_session_ids(db: sqlite_utils.Database, *, limit: int, min_events: int,
+                       agent: str | None) -> tuple[list[str], int]:
+    """The `limit` most recently started sessions with at least `min_events` events (newest
+    first) and how many sessions match in all."""
+    where, params = "WHERE event_count >= ?", [min_events]
+    if agent is not None:
+        where += " AND agent_name = ?"
+        params.append(agent)
+    conn = db.conn
+    total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
+    ids = [row[0] for row in conn.execute(
+        f"SELECT session_id FROM sessions {where} ORDER BY started_at DESC, session_id LIMIT ?",
+        [*params, limit],
+    )]
+    return ids, total
+
+
+CANDIDATE_COLUMNS = ("session_id", "agent_name", "started_at", "status", "error_count",
+                     "event_count", "severity_rank")
+
+
+def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int, limit: int,
+                          agent: str | None, since: str | None,
+                          high_rate: float, medium_rate: float, medium_count: int
+                          ) -> tuple[list[dict], int]:
+    """Sessions with at least `min_errors` errors, most severe first, and their total count.
+
+    severity_rank follows services.postmortem.severity_for (1 = SEV-1 ... 4 = SEV-4, 5 = none);
+    the service passes its thresholds so the rule is written once.
+    """
+    where, params = "WHERE error_count >= ?", [min_errors]
+    if agent is not None:
+        where += " AND agent_name = ?"
+        params.append(agent)
+    if since is not None:
+        where += " AND started_at >= ?"
+        params.append(since)
+    rate = "(CAST(error_count AS REAL) / MAX(event_count, 1))"
+    rank = (
+        f"CASE WHEN error_count = 0 THEN 5"
+        f" WHEN status = 'error' AND {rate} >= ? THEN 1"
+        f" WHEN status = 'error' OR {rate} >= ? THEN 2"
+        f" WHEN {rate} >= ? OR error_count >= ? THEN 3 ELSE 4 END"
+    )
+    conn = db.conn
+    total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
+    cursor = conn.execute(
+        f"SELECT session_id, agent_name, started_at, status, error_count, event_count, {rank} AS r "
+        f"FROM sessions {where} ORDER BY r, error_count DESC, started_at DESC, session_id LIMIT ?",
+        [high_rate, high_rate, medium_rate, medium_count, *params, limit],
+    )
+    return [dict(zip(CANDIDATE_COLUMNS, row)) for row in cursor], total

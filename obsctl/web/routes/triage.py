@@ -1,0 +1,77 @@
+"""`/triage`: the triage report of one session and the batch over recent sessions."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from obsctl.services import triage as service
+from obsctl.services.pricing import pricer_for
+from obsctl.web.http import get_db, get_settings, int_arg, json_response, str_arg
+from obsctl.web.openapi_util import (
+    error_responses,
+    json_content,
+    operation,
+    query_param,
+    session_id_param,
+)
+from obsctl.web.routes.triage_schemas import TRIAGE_SCHEMAS
+
+blueprint = Blueprint("triage", __name__)
+RATE_GROUP = "triage"
+
+
+# A fixed route: Werkzeug ranks static segments above <session_id>, so a session named
+# "batch" is reachable only through the CLI's `obsctl triage show batch`.
+@blueprint.get("/triage/batch")
+def triage_batch():
+    return json_response(service.triage_batch(
+        get_db(),
+        pricer=pricer_for(get_settings()),
+        limit=int_arg("limit", service.BATCH_DEFAULT_LIMIT, minimum=1, maximum=service.BATCH_MAX_LIMIT),
+        min_events=int_arg("min_events", service.BATCH_DEFAULT_MIN_EVENTS, minimum=0),
+        agent=str_arg("agent"),
+    ))
+
+
+@blueprint.get("/triage/<session_id>")
+def triage_session(session_id: str):
+    return json_response(service.triage_session(get_db(), session_id, pricer=pricer_for(get_settings())))
+
+
+OPENAPI_SCHEMAS = TRIAGE_SCHEMAS
+
+OPENAPI_PATHS = {
+    "/triage/batch": {
+        "get": operation(
+            "triage",
+            "Triage the most recent sessions, worst health score first",
+            params=[
+                query_param("limit", {"type": "integer", "default": service.BATCH_DEFAULT_LIMIT},
+                            f"Sessions to triage, clamped to 1..{service.BATCH_MAX_LIMIT}"),
+                query_param("min_events", {"type": "integer", "default": service.BATCH_DEFAULT_MIN_EVENTS},
+                            "Only sessions with at least this many events"),
+                query_param("agent", {"type": "string"}, "Only this agent's sessions"),
+            ],
+            ok=json_content({
+                "type": "object",
+                "required": ["reports", "total"],
+                "properties": {
+                    "reports": {"type": "array", "items": {"$ref": "#/components/schemas/TriageReport"}},
+                    "total": {"type": "integer", "minimum": 0,
+                              "description": "Sessions matching the filters (reports covers the "
+                                             "most recent `limit` of them)"},
+                },
+            }),
+            errors=error_responses(400),
+        )
+    },
+    "/triage/{session_id}": {
+        "get": operation(
+            "triage",
+            "Triage one session: health score, grade, severity-ranked findings",
+            params=[session_id_param()],
+            ok=json_content({"$ref": "#/components/schemas/TriageReport"}),
+            errors=error_responses(404),
+        )
+    },
+}
