@@ -58,5 +58,6 @@ def test_api_conforms_to_its_openapi_document(tmp_path):
         )
     finally:
         server.stop()
-    assert result.returncode == 0, failure_report(result.stdout + result.stderr)
+    assert result.returncode == 0, (failure_report(result.stdout + result.stderr)
+                                    + "\n--- server log ---\n" + server.log()[-5000:])
     assert "Traceback" not in server.log(), server.log()[-4000:]

@@ -12,6 +12,7 @@ from obsctl.cli import admin, ingest, serve, sessions
 from obsctl.cli import analytics, compare, explain, export
 from obsctl.cli import alerts, webhooks
 from obsctl.cli import postmortem, triage
+from obsctl.cli import scorecards, sla
 from obsctl.cli.base import ObsTyper
 from obsctl.config import Settings
 from obsctl.errors import ObsctlError
@@ -60,6 +61,8 @@ app.add_typer(alerts.app, name="alerts")
 app.add_typer(webhooks.app, name="webhooks")
 app.add_typer(triage.app, name="triage")
 app.add_typer(postmortem.app, name="postmortem")
+app.add_typer(sla.app, name="sla")
+app.add_typer(scorecards.app, name="scorecards")
 
 
 def main() -> None:

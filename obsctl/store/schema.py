@@ -168,3 +168,11 @@ def m004_alert_metric_and_delivery_indexes(db):
     # both would scan webhook_deliveries without this index.
     db.execute("CREATE INDEX idx_deliveries_webhook ON webhook_deliveries(webhook_id, created_at)")
 
+
+@migrations()
+def m005_scorecard_event_stats_index(db):
+    # Scorecards read every event of a window's sessions (about 230k rows for 7 days of the
+    # 1M-event benchmark). Covering the columns they read spares the event rows with their
+    # JSON payloads: about 440 -> 330 ms for the 20 scorecards, for one more index on ingest.
+    db.execute("CREATE INDEX idx_events_session_stats ON events(session_id, event_type, is_error, "
+               "duration_ms, tokens_in, tokens_out, model)")

@@ -27,6 +27,8 @@ ROUTE_MODULES = (
     "webhooks",
     "triage",
     "postmortem",
+    "sla",
+    "scorecards",
 )
 
 

@@ -48,7 +48,7 @@ def int_arg(name: str, default: int | None = None, *, minimum: int | None = None
             maximum: int | None = None) -> int | None:
     """An integer query parameter; not an integer is a 400, out of range is clamped."""
     raw = request.args.get(name)
-    if raw is None or raw == "":
+    if raw is None:
         return default
     try:
         value = int(raw.strip())
@@ -65,7 +65,7 @@ def int_arg(name: str, default: int | None = None, *, minimum: int | None = None
 
 def bool_arg(name: str, default: bool = False) -> bool:
     raw = request.args.get(name)
-    if raw is None or raw == "":
+    if raw is None:
         return default
     lowered = raw.strip().lower()
     if lowered in _TRUE:

@@ -1,7 +1,7 @@
-from flask import Blueprint
+from flask import Blueprint, request
 
 from obsctl.services import sessions as service
-from obsctl.web.http import get_db, int_arg, json_response, str_arg
+from obsctl.web.http import get_db, int_arg, json_response
 from obsctl.web.openapi_util import (
     error_responses,
     json_content,
@@ -18,7 +18,7 @@ RATE_GROUP = "sessions"
 def list_sessions():
     return json_response(service.list_sessions(
         get_db(),
-        status=str_arg("status"),
+        status=request.args.get("status"),  # empty is invalid, not "no filter"
         limit=int_arg("limit", service.DEFAULT_LIMIT, minimum=1, maximum=service.MAX_LIMIT),
         offset=int_arg("offset", 0, minimum=0),
     ))

@@ -1,0 +1,132 @@
+"""`obsctl scorecards`: letter grades per agent (listing by default) and `show AGENT`."""
+
+from __future__ import annotations
+
+import typer
+
+from obsctl.cli.base import (
+    ObsTyper,
+    console,
+    emit_json,
+    open_database,
+    render_table,
+    settings_of,
+    stdout_is_tty,
+)
+from obsctl.cli.base import _translate_errors as translate_errors
+from obsctl.services import scorecards as service
+from obsctl.services.scorecard_scoring import DIMENSIONS
+
+app = ObsTyper(no_args_is_help=False)
+
+_JSON = typer.Option(False, "--json", help="Print the API's JSON body.")
+_DAYS = typer.Option(service.DEFAULT_DAYS, "--days", help="Lookback window in days, 1-365.")
+_GRADE_COLOURS = {"A+": "bold green", "A": "green", "B+": "cyan", "B": "cyan", "B-": "cyan",
+                  "C+": "yellow", "C": "yellow", "D": "red", "F": "bold red"}
+_SPARKS = "▁▂▃▄▅▆▇█"
+_SHORT_NAMES = ("reliab.", "perf.", "effic.", "thruput")
+
+
+def _grade(grade: str | None) -> str:
+    if grade is None:
+        return "-"
+    if not stdout_is_tty():
+        return grade
+    colour = _GRADE_COLOURS.get(grade, "white")
+    return f"[{colour}]{grade}[/{colour}]"
+
+
+def _scored(score: float, grade: str) -> str:
+    return f"{score:.2f} {_grade(grade)}"
+
+
+@app.callback(invoke_without_command=True)
+@translate_errors
+def scorecards_command(ctx: typer.Context, days: int = _DAYS, json_: bool = _JSON) -> None:
+    """Grade every agent with a session in the last --days days: overall score and the
+    reliability, performance, efficiency and throughput dimensions, best first.
+
+    Example: obsctl scorecards --days 30
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    cards = service.list_scorecards(open_database(ctx), settings_of(ctx), days=days)
+    if json_:
+        emit_json(cards)
+        return
+    rows = [[c["agent"], _scored(c["overall_score"], c["grade"]),
+             *[_scored(c["dimensions"][d]["score"], c["dimensions"][d]["grade"]) for d in DIMENSIONS],
+             c["sessions_analyzed"]] for c in cards]
+    # Short dimension headers keep the table within 80 columns on a terminal.
+    names = _SHORT_NAMES if stdout_is_tty() else DIMENSIONS
+    headers = ["agent", "overall", *names, "sessions"]
+    render_table(f"scorecards, last {days} day{'s' if days > 1 else ''}", headers, rows,
+                 justify={h: "right" for h in headers[1:]})
+
+
+def _fmt(value, digits: int = 2, unit: str = "") -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}{unit}"
+
+
+def _details(b: dict) -> dict[str, str]:
+    r, p, e, t = b["reliability"], b["performance"], b["efficiency"], b["throughput"]
+    return {
+        "reliability": f"event errors {_fmt(r['event_error_rate'], unit='%')} "
+                       f"({r['error_events']}/{r['events']}), error sessions "
+                       f"{_fmt(r['session_error_rate'], unit='%')} ({r['error_sessions']}/{r['sessions']})",
+        "performance": f"p50 {_fmt(p['p50_duration_ms'], 1, 'ms')} (fleet "
+                       f"{_fmt(p['fleet_p50_duration_ms'], 1, 'ms')}), p95 "
+                       f"{_fmt(p['p95_duration_ms'], 1, 'ms')} (fleet {_fmt(p['fleet_p95_duration_ms'], 1, 'ms')})",
+        "efficiency": f"tokens/session {_fmt(e['tokens_per_session'], 0)} (fleet "
+                      f"{_fmt(e['fleet_tokens_per_session'], 0)}), cost/session "
+                      f"${_fmt(e['cost_per_session'], 4)} (fleet ${_fmt(e['fleet_cost_per_session'], 4)})",
+        "throughput": f"{t['sessions']} sessions (fleet {_fmt(t['fleet_sessions'], 1)}), "
+                      f"completed {_fmt(t['completion_rate'], unit='%')}",
+    }
+
+
+def _bar(score: float | None, grade: str | None, width: int = 25) -> str:
+    if score is None:
+        return "[dim]no sessions[/dim]"
+    filled = round(score / 100 * width)
+    colour = _GRADE_COLOURS.get(grade, "white")
+    return f"[{colour}]{'█' * filled}[/{colour}][dim]{'·' * (width - filled)}[/dim] {score:.2f} {_grade(grade)}"
+
+
+def _sparkline(points: list[dict]) -> str:
+    return "".join(" " if p["overall_score"] is None
+                   else _SPARKS[min(len(_SPARKS) - 1, int(p["overall_score"] / 100 * len(_SPARKS)))]
+                   for p in points)
+
+
+@app.command("show")
+def show_command(
+    ctx: typer.Context,
+    agent: str = typer.Argument(..., help="Agent name."),
+    days: int = _DAYS,
+    json_: bool = _JSON,
+) -> None:
+    """Show one agent's scorecard: each dimension's inputs and a daily trend of its overall
+    score. JSON when piped.
+
+    Example: obsctl scorecards show support-bot --days 14
+    """
+    card = service.get_scorecard(open_database(ctx), settings_of(ctx), agent, days=days)
+    if json_ or not stdout_is_tty():
+        emit_json(card)
+        return
+    out = console()
+    out.print(f"[bold]{card['agent']}[/bold]  overall {_scored(card['overall_score'], card['grade'])}  "
+              f"({card['sessions_analyzed']} sessions, {card['fleet_agents']} agents in the fleet, "
+              f"{card['since']} to {card['until']})")
+    details = _details(card["breakdown"])
+    render_table("dimensions", ["dimension", "score", "grade", "inputs"],
+                 [[d, f"{card['dimensions'][d]['score']:.2f}", _grade(card["dimensions"][d]["grade"]),
+                   details[d]] for d in DIMENSIONS], justify={"score": "right"})
+    trend = card["trend"]
+    render_table(f"daily trend  {_sparkline(trend)}", ["day", "sessions", "error rate", "overall score"],
+                 [[p["day"], p["sessions"], _fmt(p["error_rate"], unit="%"),
+                   _bar(p["overall_score"], p["grade"])] for p in trend],
+                 justify={"sessions": "right", "error rate": "right"})

@@ -1,0 +1,161 @@
+"""Aggregates behind the scorecards (services/scorecards.py).
+
+Scorecards look at the sessions whose `started_at` is in `[since, until)` and at every
+non-lifecycle event of those sessions. Each function groups either by agent (the whole
+fleet, `agent=None`) or, for one agent, by day: day `i` holds the sessions started in
+`[since + i * 24h, since + (i + 1) * 24h)`.
+
+Plans: sessions are found through idx_sessions_started or idx_sessions_agent_started, and
+their events through idx_events_session_stats, which covers every event column read here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import sqlite_utils
+
+from obsctl.timeutil import parse_ts
+
+_DAY_MS = 86_400_000
+_SORTED = "scorecard_durations"
+_NOT_LIFECYCLE = "e.event_type NOT IN ('session_start', 'session_end')"
+# Milliseconds since the epoch of a normalised timestamp, in integers so that a session
+# exactly on a day boundary lands in the later day.
+_EPOCH_MS = ("(CAST(strftime('%s', s.started_at) AS INTEGER) * 1000 "
+             "+ CAST(substr(s.started_at, 21, 3) AS INTEGER))")
+
+
+def _grouping(since: str, until: str, agent: str | None) -> tuple[str, str, list]:
+    """(group expression, WHERE clause over sessions `s`, parameters)."""
+    if agent is None:
+        return "s.agent_name", "s.started_at >= ? AND s.started_at < ?", [since, until]
+    origin_ms = int(parse_ts(since).timestamp() * 1000)
+    return (f"(({_EPOCH_MS} - {origin_ms}) / {_DAY_MS})",
+            "s.agent_name = ? AND s.started_at >= ? AND s.started_at < ?", [agent, since, until])
+
+
+@contextmanager
+def read_snapshot(db: sqlite_utils.Database) -> Iterator[None]:
+    """One read transaction around several queries, so that they all see the same data
+    (duration_percentiles relies on event_totals' counts)."""
+    conn = db.conn
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
+
+
+def session_totals(db: sqlite_utils.Database, since: str, until: str,
+                   agent: str | None = None) -> dict:
+    """{group: (sessions, error_sessions, completed_sessions)}."""
+    group, where, params = _grouping(since, until, agent)
+    cursor = db.conn.execute(
+        f"""SELECT {group}, COUNT(*), SUM(s.status = 'error'), SUM(s.status = 'completed')
+            FROM sessions s WHERE {where} GROUP BY 1""",
+        params,
+    )
+    return {row[0]: row[1:] for row in cursor}
+
+
+def model_names(db: sqlite_utils.Database) -> list[str]:
+    """Every model name stored so far, from the event_stats rollup (which the ingest
+    transaction keeps exact); event_totals checks it and copes with any model it lacks."""
+    return [m for (m,) in db.conn.execute("SELECT DISTINCT model FROM event_stats WHERE model != ''")]
+
+
+def event_totals(db: sqlite_utils.Database, since: str, until: str, agent: str | None,
+                 prices: dict[str, tuple[float, float] | None]) -> tuple[dict, dict]:
+    """Per group: (events, error_events, timed_events, tokens, cost), lifecycle events left
+    out, and {group: {model: (tokens_in, tokens_out)}} for the models missing from `prices`.
+
+    `prices` maps model names to USD per (input, output) token, None when unpriced. The
+    cost is priced in the same pass by a CASE over those models: grouping by model as well
+    would sort every event of the window, and calling Python per event costs as much. A
+    group's cost is None when none of its events is priced by `prices`.
+    """
+    group, where, params = _grouping(since, until, agent)
+    priced = [(model, price) for model, price in prices.items() if price is not None]
+    cost = "NULL"
+    if priced:
+        cost = ("CASE e.model " + " ".join(
+            "WHEN ? THEN COALESCE(e.tokens_in, 0) * ? + COALESCE(e.tokens_out, 0) * ?"
+            for _ in priced) + " END")
+    cost_params = [v for model, (p_in, p_out) in priced for v in (model, p_in, p_out)]
+    listed = ", ".join("?" for _ in prices)
+    conn = db.conn
+    rows = conn.execute(
+        f"""SELECT {group}, COUNT(*), SUM(e.is_error), COUNT(e.duration_ms),
+                   COALESCE(SUM(e.tokens_in), 0) + COALESCE(SUM(e.tokens_out), 0),
+                   SUM({cost}), SUM(e.model IS NOT NULL AND e.model NOT IN ({listed}))
+            FROM sessions s JOIN events e ON e.session_id = s.session_id
+            WHERE {where} AND {_NOT_LIFECYCLE}
+            GROUP BY 1""",
+        [*cost_params, *prices, *params],
+    ).fetchall()
+    totals = {row[0]: row[1:6] for row in rows}
+    unlisted: dict = {}
+    if any(row[6] for row in rows):
+        for g, model, tokens_in, tokens_out in conn.execute(
+                f"""SELECT {group}, e.model, COALESCE(SUM(e.tokens_in), 0),
+                           COALESCE(SUM(e.tokens_out), 0)
+                    FROM sessions s JOIN events e ON e.session_id = s.session_id
+                    WHERE {where} AND {_NOT_LIFECYCLE} AND e.model NOT IN ({listed})
+                    GROUP BY 1, 2""",
+                [*params, *prices]):
+            unlisted.setdefault(g, {})[model] = (tokens_in, tokens_out)
+    return totals, unlisted
+
+
+def duration_percentiles(db: sqlite_utils.Database, since: str, until: str, agent: str | None,
+                         counts: dict) -> dict:
+    """{group: (p50, p95)}: nearest-rank percentiles of each group's event durations.
+
+    `counts` is each group's number of timed events (from event_totals). Nearest rank is
+    the ceil(q * n)-th smallest of n, computed in integers as (n + 1) // 2 and
+    (95 n + 99) // 100 so that no float rounding moves a rank.
+
+    SQLite (3.40) has no percentile aggregate and its window functions are slow here
+    (ROW_NUMBER over 230k durations took about twice as long), so the durations are
+    sorted once into a temporary table, whose rowids then follow the sorted order: the
+    k-th duration of a group is at rowid (durations of earlier groups) + k.
+    """
+    group, where, params = _grouping(since, until, agent)
+    wanted: dict[int, tuple] = {}
+    offset = 0
+    for g in sorted(counts):  # the ORDER BY below: text in code point order, or day numbers
+        n = counts[g]
+        if n:
+            wanted[offset + (n + 1) // 2] = (g, 0)
+            wanted[offset + (95 * n + 99) // 100] = (g, 1)
+        offset += n
+    if not wanted:
+        return {}
+    conn = db.conn
+    conn.execute(f"DROP TABLE IF EXISTS temp.{_SORTED}")
+    try:
+        conn.execute(
+            f"""CREATE TEMP TABLE {_SORTED} AS
+                SELECT {group} AS g, e.duration_ms AS v
+                FROM sessions s JOIN events e ON e.session_id = s.session_id
+                WHERE {where} AND {_NOT_LIFECYCLE} AND e.duration_ms IS NOT NULL
+                ORDER BY 1, 2""",
+            params,
+        )
+        picked = conn.execute(
+            f"SELECT rowid, g, v FROM temp.{_SORTED} WHERE rowid IN "
+            f"({', '.join('?' for _ in wanted)})", list(wanted)).fetchall()
+    finally:
+        conn.execute(f"DROP TABLE IF EXISTS temp.{_SORTED}")
+    result: dict = {}
+    for rowid, g, v in picked:
+        expected, which = wanted[rowid]
+        if expected != g:  # the counts no longer match the rows (events arrived meanwhile)
+            continue
+        result.setdefault(g, [None, None])[which] = v
+    return {g: tuple(pair) for g, pair in result.items()}
