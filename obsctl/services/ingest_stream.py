@@ -6,8 +6,9 @@ with `strict`, the whole stream is one transaction and nothing is stored if any 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import sqlite_utils
 
@@ -53,40 +54,19 @@ def ingest_stream(
     """Validate and store `records` ((location, raw event) pairs) in batches."""
     summary = StreamSummary()
 
-    def flush(raw: list, locations: list[int]) -> None:
-        valid, errors = validate_events(raw)
-        if errors:
-            by_index: dict[int, list[str]] = {}
-            for e in errors:
-                text = f"{e['field']} {e['message']}" if e["field"] else e["message"]
-                by_index.setdefault(e["index"], []).append(text)
-            for index, messages in by_index.items():
-                summary.rejected += 1
-                on_reject(locations[index], "; ".join(messages))
-        if strict and summary.rejected:
-            return
-        result = store_events(db, valid)
-        summary.events += result.processed
-        summary.stored += result.stored
-        summary.duplicates += result.duplicates
-        summary.session_ids |= result.sessions
-        on_batch(summary)
-
     def run() -> None:
-        raw: list = []
-        locations: list[int] = []
-        for location, value in records:
-            if isinstance(value, Unreadable):
+        for valid, rejects in _validated_batches(records, batch_size):
+            for location, message in rejects:
                 summary.rejected += 1
-                on_reject(location, value.message)
-                continue
-            raw.append(value)
-            locations.append(location)
-            if len(raw) >= batch_size:
-                flush(raw, locations)
-                raw, locations = [], []
-        if raw:
-            flush(raw, locations)
+                on_reject(location, message)
+            if strict and summary.rejected:
+                continue  # keep reading: every bad record is reported
+            result = store_events(db, valid)
+            summary.events += result.processed
+            summary.stored += result.stored
+            summary.duplicates += result.duplicates
+            summary.session_ids |= result.sessions
+            on_batch(summary)
 
     if not strict:
         run()
@@ -101,3 +81,33 @@ def ingest_stream(
             f"{summary.rejected} record(s) rejected; --strict: nothing was stored"
         ) from None
     return summary
+
+
+def _validated_batches(records: Iterable[tuple[int, Any]], batch_size: int
+                       ) -> Iterator[tuple[list, list[tuple[int, str]]]]:
+    """Parse-side work: (valid events, [(location, reason) rejected]) per batch."""
+    raw: list = []
+    locations: list[int] = []
+    rejects: list[tuple[int, str]] = []
+    for location, value in records:
+        if isinstance(value, Unreadable):
+            rejects.append((location, value.message))
+            continue
+        raw.append(value)
+        locations.append(location)
+        if len(raw) >= batch_size:
+            yield _validate(raw, locations, rejects)
+            raw, locations, rejects = [], [], []
+    if raw or rejects:
+        yield _validate(raw, locations, rejects)
+
+
+def _validate(raw: list, locations: list[int], rejects: list) -> tuple[list, list]:
+    valid, errors = validate_events(raw)
+    by_index: dict[int, list[str]] = {}
+    for e in errors:
+        by_index.setdefault(e["index"], []).append(f"{e['field']} {e['message']}" if e["field"] else e["message"])
+    rejects.extend((locations[index], "; ".join(messages)) for index, messages in by_index.items())
+    rejects.sort()
+    return valid, rejects
+

@@ -14,6 +14,7 @@ from obsctl.errors import ServiceUnavailable
 
 BUSY_TIMEOUT_S = 30.0
 WAL_AUTOCHECKPOINT_PAGES = 8192
+WRITE_LOCK_ATTR = "_obsctl_write_lock"
 
 
 def connect(path: str | Path) -> sqlite_utils.Database:
@@ -76,15 +77,24 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
         with db.atomic():
             yield db
         return
-    conn.execute("BEGIN IMMEDIATE")
+    # Threads of one server queue on a Python lock first: they wake the moment the writer
+    # commits, where SQLite's busy handler would have them sleep and poll.
+    lock = getattr(db, WRITE_LOCK_ATTR, None)
+    if lock is not None:
+        lock.acquire()
     try:
-        yield db
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    else:
-        conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 class ConnectionPool:
@@ -96,11 +106,13 @@ class ConnectionPool:
         self._local = threading.local()
         self._all: list[sqlite_utils.Database] = []
         self._lock = threading.Lock()
+        self.write_lock = threading.Lock()
 
     def get(self) -> sqlite_utils.Database:
         db = getattr(self._local, "db", None)
         if db is None:
             db = connect(self.path)
+            setattr(db, WRITE_LOCK_ATTR, self.write_lock)
             self._local.db = db
             with self._lock:
                 self._all.append(db)
