@@ -12,7 +12,7 @@ import os
 import random
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,8 +25,7 @@ CACHE_DIR = Path(os.environ.get("OBSCTL_BENCH_CACHE", ROOT / "bench" / ".cache")
 MODELS = ["gpt-4o", "gpt-4o-mini", "claude-3-5-sonnet-20241022", "claude-3-5-haiku-20241022",
           "gemini-1.5-pro", "in-house-llm-v2"]
 TOOLS = ["web_search", "fetch_url", "code_exec", "db_query", "send_email", "read_file"]
-WORDS = ("the agent should summarise quarterly revenue figures and check the customer record "
-         "for anomalies before drafting a reply with the refund policy and shipping status").split()
+WORDS = ["the", "agent", "should", "summarise", "quarterly", "revenue", "figures", "and", "check", "the", "customer", "record", "for", "anomalies", "before", "drafting", "a", "reply", "with", "the", "refund", "policy", "and", "shipping", "status"]
 
 
 def _text(rng: random.Random, n: int) -> str:
@@ -37,7 +36,7 @@ def generate_events(n_sessions: int, events_per_session: int = 50, *, seed: int 
                     agents: int = 20, days: int = 30, now: datetime | None = None):
     """Yield event dicts: per session a session_start, events, and a session_end."""
     rng = random.Random(seed)
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     span = days * 86400
     for s in range(n_sessions):
         agent = f"agent-{s % agents:02d}"

@@ -148,7 +148,8 @@ def main() -> None:
                   f"(target < 200 MB)")
 
         if not args.skip_http:
-            events = [orjson.loads(line) for _, line in zip(range(args.http_events), open(jsonl, "rb"))]
+            with open(jsonl, "rb") as lines:
+                events = [orjson.loads(line) for _, line in zip(range(args.http_events), lines)]
             t_http = http_ingest(events, tmp / "http.db")
             print(f"HTTP POST /events (batches of 1000, 4 client threads, 4 server threads): "
                   f"{len(events) / t_http:,.0f} events/s (target >= 10,000)")

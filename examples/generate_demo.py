@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import random
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-BASE = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)
+BASE = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
 
 class Session:
@@ -134,7 +134,7 @@ def main(argv: list[str]) -> None:
     events = build()
     if "--now" in argv:
         last = max(datetime.fromisoformat(e["timestamp"]) for e in events)
-        shift = datetime.now(timezone.utc) - timedelta(minutes=5) - last
+        shift = datetime.now(UTC) - timedelta(minutes=5) - last
         for e in events:
             t = datetime.fromisoformat(e["timestamp"]) + shift
             e["timestamp"] = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"

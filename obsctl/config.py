@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping
 
 from obsctl.errors import InvalidInput
 
@@ -88,7 +88,7 @@ class Settings:
     prices_path: Path | None = None
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
         """Build settings from `env` (default: os.environ); keyword overrides win."""
         env = os.environ if env is None else env
         origins = env.get("CORS_ORIGINS", "*")

@@ -5,9 +5,9 @@ Normalised text sorts in time order, which is what lets SQLite compare and index
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-UTC = timezone.utc
+UTC = UTC
 
 
 def format_ts(dt: datetime) -> str:

@@ -16,6 +16,7 @@ Layout (header little-endian; arrays in the writer's byte order, which the heade
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import struct
@@ -112,7 +113,5 @@ def write_index(cache_dir: str, data_path: str, identity: tuple[int, int, int], 
             f.writelines(parts + arrays)
         os.replace(tmp, target)  # atomic: readers see the old index or the new one, never a mix
     except OSError:  # read-only or full disk: carry on without a cache
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass

@@ -126,7 +126,7 @@ def start_server(db_path: Path, tmp_path: Path, env: dict | None = None, threads
     full_env = {k: v for k, v in os.environ.items() if k not in _ENV_VARS}
     full_env.update(env or {})
     log_path = tmp_path / f"serve-{port}.log"
-    log = open(log_path, "wb")
+    log = open(log_path, "wb")  # noqa: SIM115 (owned by the child process)
     process = subprocess.Popen(
         [sys.executable, "-m", "obsctl", "--db", str(db_path), "serve", "--host", "127.0.0.1",
          "--port", str(port), "--threads", str(threads)],

@@ -25,8 +25,9 @@ def obsctl_commands():
 
 @pytest.mark.parametrize("path,command", obsctl_commands(), ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
 def test_every_obsctl_command_has_help_with_an_example(path, command):
-    from obsctl.cli.main import app
     from typer.testing import CliRunner
+
+    from obsctl.cli.main import app
 
     result = CliRunner().invoke(app, [*path[1:], "--help"])
     assert result.exit_code == 0, result.output

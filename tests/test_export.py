@@ -246,3 +246,13 @@ def test_any_text_round_trips_through_csv(tmp_path):
 
     check()
     db.close()
+
+
+def test_empty_format_is_400(client):
+    from obsctl.services.ingest import ingest_events
+    from obsctl.web.http import get_db
+
+    with client.application.app_context():
+        ingest_events(get_db(), [{"session_id": "s", "event_type": "llm_call"}])
+    r = client.get("/sessions/s/export?format=")
+    assert r.status_code == 400 and "format must be json or csv" in r.get_json()["error"]

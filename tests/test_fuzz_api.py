@@ -51,7 +51,7 @@ def test_api_conforms_to_its_openapi_document(tmp_path):
     try:
         result = subprocess.run(
             [str(st), "run", f"{server.url}/openapi.json", "--checks", CHECKS, "-H", "X-API-Key: fuzz-key",
-             "--max-examples", MAX_EXAMPLES, "--seed", "20261122", "--workers", "2",
+             "--max-examples", MAX_EXAMPLES, "--seed", "20261122", "--workers", "1",  # hypothesis is not thread-safe inside schemathesis
              "--phases", "examples,coverage,fuzzing", "--request-timeout", "30",
              "--suppress-health-check", "all", "--no-color"],
             capture_output=True, text=True, timeout=900,

@@ -28,7 +28,8 @@ TARGETS = {
 
 
 def fleet(at: datetime) -> list[dict]:
-    t = lambda minutes: format_ts(at - timedelta(minutes=minutes))
+    def t(minutes):
+        return format_ts(at - timedelta(minutes=minutes))
     return [
         {"event_type": "session_start", "session_id": "a1", "agent_name": "alpha", "timestamp": t(120)},
         {"event_type": "llm_call", "session_id": "a1", "timestamp": t(119), "duration_ms": 100},

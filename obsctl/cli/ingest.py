@@ -90,7 +90,7 @@ def _open_source(source: str):
         return sys.stdin.buffer, None, "<stdin>"
     path = Path(source)
     try:
-        stream = open(path, "rb")
+        stream = open(path, "rb")  # noqa: SIM115 (closed by the caller after streaming)
     except FileNotFoundError:
         raise InvalidInput(f"file not found: {path}") from None
     except IsADirectoryError:
@@ -112,8 +112,7 @@ class _Progress:
 
     def __enter__(self):
         if self.enabled:
-            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
             self._progress = Progress(
                 TextColumn("ingesting"), BarColumn(), DownloadColumn(),

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from obsctl import __version__
-from obsctl.cli import admin, ingest, serve, sessions
-from obsctl.cli import analytics, compare, explain, export
-from obsctl.cli import alerts, webhooks
-from obsctl.cli import postmortem, triage
-from obsctl.cli import scorecards, sla
+from obsctl.cli import (
+    admin,
+    alerts,
+    analytics,
+    compare,
+    explain,
+    export,
+    ingest,
+    postmortem,
+    scorecards,
+    serve,
+    sessions,
+    sla,
+    triage,
+    webhooks,
+)
 from obsctl.cli.base import ObsTyper
 from obsctl.config import Settings
 from obsctl.errors import ObsctlError
@@ -33,7 +43,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     ctx: typer.Context,
-    db: Optional[Path] = typer.Option(
+    db: Path | None = typer.Option(
         None, "--db", envvar="OBSCTL_DB", show_envvar=True,
         help="SQLite database file [default: $XDG_DATA_HOME/obsctl/obsctl.db]",
     ),

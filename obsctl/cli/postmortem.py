@@ -3,7 +3,7 @@ sessions worth one (`candidates`)."""
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -33,7 +33,7 @@ app = ObsTyper(
 )
 
 
-class ReportFormat(str, Enum):
+class ReportFormat(StrEnum):
     md = "md"
     json = "json"
 

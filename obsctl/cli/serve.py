@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from obsctl.cli.base import _translate_errors as translate_errors
@@ -13,8 +11,8 @@ from obsctl.cli.base import settings_of
 @translate_errors
 def serve_command(
     ctx: typer.Context,
-    host: Optional[str] = typer.Option(None, "--host", help="Interface to bind [default: 127.0.0.1]."),
-    port: Optional[int] = typer.Option(None, "--port", min=0, max=65535,
+    host: str | None = typer.Option(None, "--host", help="Interface to bind [default: 127.0.0.1]."),
+    port: int | None = typer.Option(None, "--port", min=0, max=65535,
                                        help="Port [default: $PORT or 3000]."),
     threads: int = typer.Option(8, "--threads", min=1, max=256, help="Worker threads."),
     log_level: str = typer.Option("info", "--log-level",

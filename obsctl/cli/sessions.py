@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from obsctl.cli.base import ObsTyper, emit_json, open_database, render_table, stdout_is_tty
@@ -15,7 +13,7 @@ app = ObsTyper(help="List sessions and show one with its events.\n\nExample: obs
 @app.command("list")
 def list_command(
     ctx: typer.Context,
-    status: Optional[str] = typer.Option(None, "--status", help="active, completed or error."),
+    status: str | None = typer.Option(None, "--status", help="active, completed or error."),
     limit: int = typer.Option(service.DEFAULT_LIMIT, "--limit", help="At most 200."),
     offset: int = typer.Option(0, "--offset", min=0),
     json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),

@@ -7,8 +7,9 @@ for JSONL, item number for documents) so rejected input can be reported precisel
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 import orjson
 
@@ -91,8 +92,7 @@ def read_events(reader: CountingReader, fmt: str = "auto") -> Iterator[tuple[int
         yield from _read_document(_push_back(reader, first))
         return
     if type(value) is dict and type(value.get("events")) is list and len(value) == 1:
-        for index, event in enumerate(value["events"], start=1):
-            yield index, event
+        yield from enumerate(value["events"], start=1)
         # Anything after a one-line wrapper is read as more JSONL.
     else:
         yield line_no, value

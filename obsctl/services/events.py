@@ -19,6 +19,4 @@ def is_error_event(event_type: str, output_data: Any, tool_call: Any) -> bool:
         return True
     if type(output_data) is dict and output_data.get("error"):
         return True
-    if type(tool_call) is dict and tool_call.get("error"):
-        return True
-    return False
+    return bool(type(tool_call) is dict and tool_call.get("error"))

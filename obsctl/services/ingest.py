@@ -8,8 +8,9 @@ and never adds to the session totals again.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import orjson
 import sqlite_utils

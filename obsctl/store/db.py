@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Iterator
 
 import sqlite_utils
 
@@ -121,8 +121,6 @@ class ConnectionPool:
     def close_all(self) -> None:
         with self._lock:
             for db in self._all:
-                try:
+                with suppress(sqlite3.Error):
                     db.close()
-                except sqlite3.Error:
-                    pass
             self._all.clear()

@@ -6,6 +6,7 @@ received finish and their responses go out (up to a deadline), then exits.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import sys
@@ -52,10 +53,8 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     finally:
         server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
         for channel in list(server.active_channels.values()):
-            try:
+            with contextlib.suppress(OSError):
                 channel.close()
-            except OSError:
-                pass
         server.trigger.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -4,12 +4,12 @@ The explain and export routes take any session id, including ids with `/` (path 
 `POST /sessions/compare` is a fixed route and cannot clash with `GET /sessions/<id>`.
 """
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 
 from obsctl.services.compare import compare_sessions, parse_compare_body
 from obsctl.services.explain import explain_session
 from obsctl.services.export import export_session
-from obsctl.web.http import get_db, json_body, json_response, str_arg
+from obsctl.web.http import get_db, json_body, json_response
 from obsctl.web.openapi_util import (
     error_responses,
     json_content,
@@ -34,7 +34,7 @@ def explain(session_id: str):
 
 @blueprint.get("/sessions/<path:session_id>/export")
 def export(session_id: str):
-    stream = export_session(get_db(), session_id, str_arg("format"))
+    stream = export_session(get_db(), session_id, request.args.get("format", "json"))
     headers = {}
     if stream.format == "csv":
         headers["Content-Disposition"] = f'attachment; filename="{stream.filename}"'
