@@ -27,6 +27,13 @@ demo: $(STAMP)
 	$(BIN)/obsctl --db $(DEMO_DB) compare support-001 support-004
 	$(BIN)/obsctl --db $(DEMO_DB) export support-004 --format csv -o .demo/support-004.csv
 	$(BIN)/obsctl --db $(DEMO_DB) analytics
+	$(BIN)/obsctl --db $(DEMO_DB) triage batch
+	$(BIN)/obsctl --db $(DEMO_DB) postmortem research-002 -o .demo/postmortem-research-002.md
+	$(BIN)/obsctl --db $(DEMO_DB) alerts rules add --name "error rate above 10%" --metric error_rate --operator ">" --threshold 10 --window-minutes 1440
+	$(BIN)/obsctl --db $(DEMO_DB) alerts evaluate
+	$(BIN)/obsctl --db $(DEMO_DB) sla set research-agent error_rate "<=" 5 --window-hours 48
+	$(BIN)/obsctl --db $(DEMO_DB) sla check
+	$(BIN)/obsctl --db $(DEMO_DB) scorecards
 	$(BIN)/printq livePercent greater 50
 
 test: $(STAMP)
