@@ -6,8 +6,15 @@ from pathlib import Path
 
 import typer
 
-from obsctl.cli.base import ObsTyper, emit_json, notice, open_database, settings_of, stdout_is_tty
-from obsctl.cli.base import _translate_errors as translate_errors
+from obsctl.cli.base import (
+    ObsTyper,
+    emit_json,
+    notice,
+    open_database,
+    settings_of,
+    stdout_is_tty,
+    translate_errors,
+)
 from obsctl.services import maintenance as service
 
 db_app = ObsTyper(help="Database tools: info, backup.\n\nExample: obsctl db backup /backups/obsctl-today.db")

@@ -6,8 +6,7 @@ from datetime import date, timedelta
 
 import typer
 
-from obsctl.cli.base import _translate_errors as translate_errors
-from obsctl.cli.base import console, emit_json, open_database, stdout_is_tty
+from obsctl.cli.base import console, emit_json, fmt_number, open_database, stdout_is_tty, translate_errors
 
 CHART_DAYS = 14
 BAR_WIDTH = 40
@@ -37,14 +36,6 @@ def analytics_command(
     _render(data)
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:,.2f}"
-    return f"{int(value):,}"
-
-
 def daily_series(points: list[dict], last_day: date, days: int) -> list[tuple[str, int]]:
     """(day, session_count) for each of the `days` days up to `last_day`, gaps as 0."""
     counts = {p["day"]: p["session_count"] for p in points}
@@ -71,14 +62,14 @@ def _render(data: dict) -> None:
     out = console()
     o, d = data["overview"], data["duration"]
     out.print(Panel(
-        f"sessions [bold]{_fmt(o['total_sessions'])}[/bold]  "
-        f"([cyan]{_fmt(o['active_sessions'])} active[/cyan], "
-        f"[green]{_fmt(o['completed_sessions'])} completed[/green], "
-        f"[red]{_fmt(o['error_sessions'])} error[/red]; error rate {o['error_rate']:.2f}%)\n"
-        f"events [bold]{_fmt(o['total_events'])}[/bold]  tokens [bold]{_fmt(o['total_tokens'])}[/bold] "
-        f"({_fmt(o['total_tokens_in'])} in / {_fmt(o['total_tokens_out'])} out, "
-        f"{_fmt(o['avg_tokens_per_session'])} per session)\n"
-        f"session duration ms: avg {_fmt(d['avg_ms'])}, min {_fmt(d['min_ms'])}, max {_fmt(d['max_ms'])}\n"
+        f"sessions [bold]{fmt_number(o['total_sessions'])}[/bold]  "
+        f"([cyan]{fmt_number(o['active_sessions'])} active[/cyan], "
+        f"[green]{fmt_number(o['completed_sessions'])} completed[/green], "
+        f"[red]{fmt_number(o['error_sessions'])} error[/red]; error rate {o['error_rate']:.2f}%)\n"
+        f"events [bold]{fmt_number(o['total_events'])}[/bold]  tokens [bold]{fmt_number(o['total_tokens'])}[/bold] "
+        f"({fmt_number(o['total_tokens_in'])} in / {fmt_number(o['total_tokens_out'])} out, "
+        f"{fmt_number(o['avg_tokens_per_session'])} per session)\n"
+        f"session duration ms: avg {fmt_number(d['avg_ms'])}, min {fmt_number(d['min_ms'])}, max {fmt_number(d['max_ms'])}\n"
         f"first session {o['earliest_session'] or '-'}  latest {o['latest_session'] or '-'}",
         title="analytics", expand=False,
     ))
@@ -90,7 +81,7 @@ def _render(data: dict) -> None:
         for i, h in enumerate(headers):
             t.add_column(h, justify="left" if i == 0 else "right")
         for row in rows:
-            t.add_row(*[r if isinstance(r, str) else _fmt(r) for r in row])
+            t.add_row(*[r if isinstance(r, str) else fmt_number(r) for r in row])
         out.print(t)
 
     table("top agents (by tokens)", ["agent", "sessions", "tokens", "avg tokens"],
@@ -111,7 +102,7 @@ def _render(data: dict) -> None:
     chart.add_column("sessions", justify="right")
     chart.add_column("bar")
     for day, n in recent:
-        chart.add_row(day, _fmt(n), "[cyan]" + "█" * (round(n / top * BAR_WIDTH) if top else 0) + "[/cyan]")
+        chart.add_row(day, fmt_number(n), "[cyan]" + "█" * (round(n / top * BAR_WIDTH) if top else 0) + "[/cyan]")
     out.print(chart)
     quarter = [n for _, n in daily_series(data["sessions_over_time"], today, 90)]
     out.print(f"90 days  [cyan]{sparkline(quarter)}[/cyan]")

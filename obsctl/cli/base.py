@@ -17,7 +17,7 @@ from obsctl.errors import ObsctlError
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_FIRED = 0, 1, 2, 3
 
 
-def _translate_errors(func: Callable) -> Callable:
+def translate_errors(func: Callable) -> Callable:
     """Turn obsctl errors into a one-line message on stderr and exit code 1."""
 
     @functools.wraps(func)
@@ -56,7 +56,7 @@ class ObsTyper(typer.Typer):
         register = super().command(*args, **kwargs)
 
         def decorator(func):
-            register(_translate_errors(func))
+            register(translate_errors(func))
             return func
 
         return decorator
@@ -125,3 +125,12 @@ def render_table(title: str | None, headers: list[str], rows: list[list[Any]],
     for row in rows:
         table.add_row(*["" if v is None else str(v) for v in row])
     console().print(table)
+
+
+def fmt_number(value) -> str:
+    """A number for people: thousands separators, two decimals for fractions, '-' for none."""
+    if value is None:
+        return "-"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.2f}"
+    return f"{int(value):,}"

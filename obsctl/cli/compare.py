@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import _translate_errors as translate_errors
-from obsctl.cli.base import console, emit_json, open_database, plain_table, stdout_is_tty
+from obsctl.cli.base import (
+    console,
+    emit_json,
+    fmt_number,
+    open_database,
+    plain_table,
+    stdout_is_tty,
+    translate_errors,
+)
 
 _LABELS = {
     "total_tokens": "total tokens",
@@ -49,14 +56,6 @@ def compare_command(
     _render(data)
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:,.2f}"
-    return f"{int(value):,}"
-
-
 def _coloured(text: str, value) -> str:
     # Negative means B used less: green; more is red; unchanged or unknown is dim.
     if value is None or value == 0:
@@ -75,11 +74,11 @@ def _render(data: dict) -> None:
         table.add_column(name, justify=justify)
     table.add_row("agent", a["agent_name"], b["agent_name"], "", "")
     table.add_row("status", a["status"], b["status"], "", "")
-    table.add_row("duration ms", _fmt(a["session_duration_ms"]), _fmt(b["session_duration_ms"]), "", "")
+    table.add_row("duration ms", fmt_number(a["session_duration_ms"]), fmt_number(b["session_duration_ms"]), "", "")
     for key, d in data["deltas"].items():
-        absolute = ("+" if d["absolute"] > 0 else "") + _fmt(d["absolute"])
+        absolute = ("+" if d["absolute"] > 0 else "") + fmt_number(d["absolute"])
         percent = "n/a" if d["percent"] is None else f"{d['percent']:+.2f}%"
-        table.add_row(_LABELS[key], _fmt(a[key]), _fmt(b[key]),
+        table.add_row(_LABELS[key], fmt_number(a[key]), fmt_number(b[key]),
                       _coloured(absolute, d["absolute"]), _coloured(percent, d["percent"]))
     out.print(table)
 
@@ -91,7 +90,7 @@ def _render(data: dict) -> None:
                              ("tool", "tools", lambda v: v["calls"])):
         for name in sorted(a[key].keys() | b[key].keys()):
             left, right = a[key].get(name), b[key].get(name)
-            breakdown.add_row(kind, name, "-" if left is None else _fmt(count(left)),
-                              "-" if right is None else _fmt(count(right)))
+            breakdown.add_row(kind, name, "-" if left is None else fmt_number(count(left)),
+                              "-" if right is None else fmt_number(count(right)))
     if breakdown.row_count:
         out.print(breakdown)

@@ -6,8 +6,7 @@ import sys
 
 import typer
 
-from obsctl.cli.base import _translate_errors as translate_errors
-from obsctl.cli.base import console, emit_json, open_database, stdout_is_tty
+from obsctl.cli.base import console, emit_json, open_database, stdout_is_tty, translate_errors
 
 
 @translate_errors

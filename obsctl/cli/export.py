@@ -10,8 +10,7 @@ from typing import Annotated
 
 import typer
 
-from obsctl.cli.base import _translate_errors as translate_errors
-from obsctl.cli.base import notice, open_database
+from obsctl.cli.base import notice, open_database, translate_errors
 from obsctl.errors import InvalidInput
 
 

@@ -8,8 +8,15 @@ from pathlib import Path
 
 import typer
 
-from obsctl.cli.base import EXIT_FAILURE, emit_json, error, notice, open_database, stderr_is_tty
-from obsctl.cli.base import _translate_errors as translate_errors
+from obsctl.cli.base import (
+    EXIT_FAILURE,
+    emit_json,
+    error,
+    notice,
+    open_database,
+    stderr_is_tty,
+    translate_errors,
+)
 from obsctl.errors import InvalidInput
 
 MAX_REJECT_LINES = 50

@@ -12,8 +12,8 @@ from obsctl.cli.base import (
     render_table,
     settings_of,
     stdout_is_tty,
+    translate_errors,
 )
-from obsctl.cli.base import _translate_errors as translate_errors
 from obsctl.services import scorecards as service
 from obsctl.services.scorecard_scoring import DIMENSIONS
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import _translate_errors as translate_errors
-from obsctl.cli.base import settings_of
+from obsctl.cli.base import settings_of, translate_errors
 
 
 @translate_errors

@@ -7,13 +7,13 @@ instead of scanning every event. Everything is read in one snapshot so the secti
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import sqlite_utils
 
 from obsctl.store import event_stats
-from obsctl.store.db import write_transaction
+from obsctl.store.db import (
+    read_snapshot,  # noqa: F401 (re-exported for the services)
+    write_transaction,
+)
 
 # Wall-clock duration of an ended session in whole milliseconds (timestamps carry ms).
 _SESSION_DURATION_MS = (
@@ -72,21 +72,6 @@ ORDER BY n DESC, event_type
 """
 
 _HOURLY = "SELECT hour, SUM(event_count) FROM event_stats GROUP BY hour ORDER BY hour"
-
-
-@contextmanager
-def read_snapshot(db: sqlite_utils.Database) -> Iterator[None]:
-    """Run the enclosed reads in one read transaction (one consistent snapshot)."""
-    conn = db.conn
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        if conn.in_transaction:
-            conn.execute("COMMIT")
 
 
 def rollup_is_current(db: sqlite_utils.Database) -> bool:

@@ -97,6 +97,21 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
             lock.release()
 
 
+@contextmanager
+def read_snapshot(db: sqlite_utils.Database) -> Iterator[None]:
+    """Run the enclosed reads in one read transaction, so they all see the same data."""
+    conn = db.conn
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+
+
 class ConnectionPool:
     """One connection per thread for a server; the schema is migrated once on creation."""
 

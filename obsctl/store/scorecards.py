@@ -11,11 +11,9 @@ their events through idx_events_session_stats, which covers every event column r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import sqlite_utils
 
+from obsctl.store.db import read_snapshot  # noqa: F401 (re-exported for the services)
 from obsctl.timeutil import parse_ts
 
 _DAY_MS = 86_400_000
@@ -34,21 +32,6 @@ def _grouping(since: str, until: str, agent: str | None) -> tuple[str, str, list
     origin_ms = int(parse_ts(since).timestamp() * 1000)
     return (f"(({_EPOCH_MS} - {origin_ms}) / {_DAY_MS})",
             "s.agent_name = ? AND s.started_at >= ? AND s.started_at < ?", [agent, since, until])
-
-
-@contextmanager
-def read_snapshot(db: sqlite_utils.Database) -> Iterator[None]:
-    """One read transaction around several queries, so that they all see the same data
-    (duration_percentiles relies on event_totals' counts)."""
-    conn = db.conn
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        conn.execute("COMMIT")
 
 
 def session_totals(db: sqlite_utils.Database, since: str, until: str,
