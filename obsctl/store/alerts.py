@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite_utils
 
+from obsctl.store.records import RecordTable
+
 RULE_COLUMNS = (
     "rule_id", "name", "metric", "operator", "threshold", "window_minutes", "cooldown_minutes",
     "agent_filter", "enabled", "created_at", "updated_at", "last_fired_at",
@@ -18,44 +20,31 @@ UPDATABLE_RULE_COLUMNS = frozenset({
     "agent_filter", "enabled", "updated_at",
 })
 
-_RULE_SELECT = f"SELECT {', '.join(RULE_COLUMNS)} FROM alert_rules"
+_RULES = RecordTable("alert_rules", RULE_COLUMNS, ["rule_id"])
 _ALERT_SELECT = f"SELECT {', '.join(ALERT_COLUMNS)} FROM alert_events"
 
 
 def insert_rule(db: sqlite_utils.Database, rule: dict) -> None:
-    db.conn.execute(
-        f"INSERT INTO alert_rules ({', '.join(RULE_COLUMNS)}) "
-        f"VALUES ({', '.join('?' for _ in RULE_COLUMNS)})",
-        [rule[c] for c in RULE_COLUMNS],
-    )
+    _RULES.insert(db, rule)
 
 
 def get_rule(db: sqlite_utils.Database, rule_id: str) -> dict | None:
-    row = db.conn.execute(f"{_RULE_SELECT} WHERE rule_id = ?", [rule_id]).fetchone()
-    return dict(zip(RULE_COLUMNS, row)) if row else None
+    return _RULES.get(db, rule_id)
 
 
 def list_rules(db: sqlite_utils.Database, *, enabled_only: bool = False) -> list[dict]:
     """Rules in creation order."""
-    where = "WHERE enabled = 1 " if enabled_only else ""
-    cursor = db.conn.execute(f"{_RULE_SELECT} {where}ORDER BY created_at, rowid")
-    return [dict(zip(RULE_COLUMNS, row)) for row in cursor]
+    return _RULES.select(db, "enabled = 1" if enabled_only else "", order_by="created_at, rowid")
 
 
 def update_rule(db: sqlite_utils.Database, rule_id: str, changes: dict) -> bool:
     """Apply `changes` (column -> value); False when the rule does not exist."""
-    columns = [c for c in changes if c in UPDATABLE_RULE_COLUMNS]
-    if not columns:
-        return get_rule(db, rule_id) is not None
-    assignments = ", ".join(f"{c} = ?" for c in columns)
-    cursor = db.conn.execute(f"UPDATE alert_rules SET {assignments} WHERE rule_id = ?",
-                             [*(changes[c] for c in columns), rule_id])
-    return cursor.rowcount > 0
+    return _RULES.update(db, [rule_id], changes, UPDATABLE_RULE_COLUMNS)
 
 
 def delete_rule(db: sqlite_utils.Database, rule_id: str) -> bool:
     """Delete a rule; its alert events go with it (ON DELETE CASCADE)."""
-    return db.conn.execute("DELETE FROM alert_rules WHERE rule_id = ?", [rule_id]).rowcount > 0
+    return _RULES.delete(db, rule_id)
 
 
 def last_fired_at(db: sqlite_utils.Database, rule_ids: list[str]) -> dict[str, str | None]:

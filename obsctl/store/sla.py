@@ -11,48 +11,37 @@ from collections.abc import Iterable
 
 import sqlite_utils
 
+from obsctl.store.records import RecordTable
+
 TARGET_COLUMNS = ("agent_name", "metric", "operator", "target_value", "window_hours",
                   "created_at", "updated_at")
 SNAPSHOT_COLUMNS = ("agent_name", "metric", "operator", "target_value", "actual_value", "status",
                     "checked_at")
-_TARGET_SELECT = f"SELECT {', '.join(TARGET_COLUMNS)} FROM sla_targets"
+_TARGETS = RecordTable("sla_targets", TARGET_COLUMNS, ["agent_name", "metric"])
 _SNAPSHOT_SELECT = f"SELECT {', '.join(SNAPSHOT_COLUMNS)} FROM sla_snapshots"
 
 
 def get_target(db: sqlite_utils.Database, agent_name: str, metric: str) -> dict | None:
-    row = db.conn.execute(f"{_TARGET_SELECT} WHERE agent_name = ? AND metric = ?",
-                          [agent_name, metric]).fetchone()
-    return dict(zip(TARGET_COLUMNS, row)) if row else None
+    return _TARGETS.get(db, agent_name, metric)
 
 
 def list_targets(db: sqlite_utils.Database) -> list[dict]:
     """Every target, by agent then metric (the primary key's order: no sort needed)."""
-    cursor = db.conn.execute(f"{_TARGET_SELECT} ORDER BY agent_name, metric")
-    return [dict(zip(TARGET_COLUMNS, row)) for row in cursor]
+    return _TARGETS.select(db, order_by="agent_name, metric")
 
 
 def insert_target(db: sqlite_utils.Database, target: dict) -> None:
-    db.conn.execute(
-        f"INSERT INTO sla_targets ({', '.join(TARGET_COLUMNS)}) "
-        f"VALUES ({', '.join('?' for _ in TARGET_COLUMNS)})",
-        [target[c] for c in TARGET_COLUMNS],
-    )
+    _TARGETS.insert(db, target)
 
 
 def update_target(db: sqlite_utils.Database, target: dict) -> None:
-    db.conn.execute(
-        "UPDATE sla_targets SET operator = ?, target_value = ?, window_hours = ?, updated_at = ? "
-        "WHERE agent_name = ? AND metric = ?",
-        [target["operator"], target["target_value"], target["window_hours"], target["updated_at"],
-         target["agent_name"], target["metric"]],
-    )
+    _TARGETS.update(db, [target["agent_name"], target["metric"]], target,
+                    ("operator", "target_value", "window_hours", "updated_at"))
 
 
 def delete_target(db: sqlite_utils.Database, agent_name: str, metric: str) -> bool:
     """Remove one target (its snapshots stay as history); False when there was none."""
-    cursor = db.conn.execute("DELETE FROM sla_targets WHERE agent_name = ? AND metric = ?",
-                             [agent_name, metric])
-    return cursor.rowcount > 0
+    return _TARGETS.delete(db, agent_name, metric)
 
 
 def insert_snapshots(db: sqlite_utils.Database, snapshots: Iterable[dict]) -> None:

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 
 import sqlite_utils
 
+from obsctl.store.records import RecordTable
+
 WEBHOOK_COLUMNS = ("webhook_id", "url", "format", "secret", "routing_key", "rule_ids", "enabled",
                    "created_at", "updated_at")
 UPDATABLE_WEBHOOK_COLUMNS = frozenset({"url", "format", "secret", "routing_key", "rule_ids",
@@ -14,42 +16,28 @@ DELIVERY_COLUMNS = ("delivery_id", "webhook_id", "alert_id", "event_type", "payl
                     "attempts", "last_error", "last_status_code", "next_attempt_at", "created_at",
                     "delivered_at")
 _LISTED_DELIVERY_COLUMNS = tuple(c for c in DELIVERY_COLUMNS if c != "payload")
-_WEBHOOK_SELECT = f"SELECT {', '.join(WEBHOOK_COLUMNS)} FROM webhooks"
+_WEBHOOKS = RecordTable("webhooks", WEBHOOK_COLUMNS, ["webhook_id"])
 
 
 def insert_webhook(db: sqlite_utils.Database, webhook: dict) -> None:
-    db.conn.execute(
-        f"INSERT INTO webhooks ({', '.join(WEBHOOK_COLUMNS)}) "
-        f"VALUES ({', '.join('?' for _ in WEBHOOK_COLUMNS)})",
-        [webhook[c] for c in WEBHOOK_COLUMNS],
-    )
+    _WEBHOOKS.insert(db, webhook)
 
 
 def get_webhook(db: sqlite_utils.Database, webhook_id: str) -> dict | None:
-    row = db.conn.execute(f"{_WEBHOOK_SELECT} WHERE webhook_id = ?", [webhook_id]).fetchone()
-    return dict(zip(WEBHOOK_COLUMNS, row)) if row else None
+    return _WEBHOOKS.get(db, webhook_id)
 
 
 def list_webhooks(db: sqlite_utils.Database, *, enabled_only: bool = False) -> list[dict]:
-    where = "WHERE enabled = 1 " if enabled_only else ""
-    cursor = db.conn.execute(f"{_WEBHOOK_SELECT} {where}ORDER BY created_at, rowid")
-    return [dict(zip(WEBHOOK_COLUMNS, row)) for row in cursor]
+    return _WEBHOOKS.select(db, "enabled = 1" if enabled_only else "", order_by="created_at, rowid")
 
 
 def update_webhook(db: sqlite_utils.Database, webhook_id: str, changes: dict) -> bool:
-    columns = [c for c in changes if c in UPDATABLE_WEBHOOK_COLUMNS]
-    if not columns:
-        return get_webhook(db, webhook_id) is not None
-    cursor = db.conn.execute(
-        f"UPDATE webhooks SET {', '.join(f'{c} = ?' for c in columns)} WHERE webhook_id = ?",
-        [*(changes[c] for c in columns), webhook_id],
-    )
-    return cursor.rowcount > 0
+    return _WEBHOOKS.update(db, [webhook_id], changes, UPDATABLE_WEBHOOK_COLUMNS)
 
 
 def delete_webhook(db: sqlite_utils.Database, webhook_id: str) -> bool:
     """Delete a webhook; its deliveries go with it (ON DELETE CASCADE)."""
-    return db.conn.execute("DELETE FROM webhooks WHERE webhook_id = ?", [webhook_id]).rowcount > 0
+    return _WEBHOOKS.delete(db, webhook_id)
 
 
 def insert_deliveries(db: sqlite_utils.Database, deliveries: Iterable[dict]) -> None:
