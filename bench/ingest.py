@@ -76,7 +76,7 @@ def cli_ingest(jsonl: Path, db_file: Path) -> tuple[float, float]:
 
 
 def http_ingest(events: list[dict], db_file: Path, threads: int = 4, batch: int = 1000) -> float:
-    import requests
+    import http.client
 
     sys.path.insert(0, str(ROOT / "tests"))
     from conftest import start_server
@@ -88,16 +88,19 @@ def http_ingest(events: list[dict], db_file: Path, threads: int = 4, batch: int 
         failures = []
 
         def worker():
-            session = requests.Session()
+            # http.client with keep-alive: a light client, so the figure is the server's.
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
             while True:
                 with lock:
                     if not bodies:
+                        conn.close()
                         return
                     body = bodies.pop()
-                r = session.post(f"{server.url}/events", data=body,
-                                 headers={"Content-Type": "application/json"}, timeout=60)
-                if r.status_code != 200:
-                    failures.append(r.status_code)
+                conn.request("POST", "/events", body=body, headers={"Content-Type": "application/json"})
+                response = conn.getresponse()
+                response.read()
+                if response.status != 200:
+                    failures.append(response.status)
 
         started = time.perf_counter()
         pool = [threading.Thread(target=worker) for _ in range(threads)]
