@@ -29,18 +29,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-GRADE_BANDS = ((95, "A+"), (90, "A"), (85, "B+"), (80, "B"), (70, "B-"), (65, "C+"), (60, "C"),
-               (50, "D"))
+from obsctl.services.grades import GRADE_BANDS, grade_for  # noqa: F401 (re-exported)
+
 DIMENSIONS = ("reliability", "performance", "efficiency", "throughput")
 EVENT_ERROR_WEIGHT = 5
-
-
-def grade_for(score: float) -> str:
-    """The letter grade of a score exactly as given (no rounding)."""
-    for floor, grade in GRADE_BANDS:
-        if score >= floor:
-            return grade
-    return "F"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import sqlite_utils
 
 from obsctl.services import triage_findings as rules
+from obsctl.services.grades import grade_for
 from obsctl.services.sessions import clamp_limit
 from obsctl.services.triage_analysis import SessionAnalysis, analyse_session
 from obsctl.store import triage as store
@@ -38,19 +39,6 @@ SLOW_POINTS, SLOW_CAP = 2.0, 10.0
 BASELINE_POINTS = {("anomaly", "critical"): 10.0, ("anomaly", "warning"): 6.0,
                    ("drift", "warning"): 4.0, ("drift", "info"): 2.0}
 BASELINE_CAP = 20.0
-
-# DECISIONS grade bands (shared with scorecards), chosen on the score as reported.
-GRADE_BANDS = ((95, "A+"), (90, "A"), (85, "B+"), (80, "B"), (70, "B-"), (65, "C+"), (60, "C"),
-               (50, "D"))
-
-
-def grade_for(score: float) -> str:
-    """The letter grade of a 0-100 score."""
-    for floor, grade in GRADE_BANDS:
-        if score >= floor:
-            return grade
-    return "F"
-
 
 def score_penalties(a: SessionAnalysis) -> dict[str, float]:
     """The points each term takes off the health score (see the module docstring)."""
