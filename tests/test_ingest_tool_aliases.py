@@ -12,19 +12,23 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sqlite3
 from pathlib import Path
 
 import orjson
 import pytest
 
 from obsctl.services.events import is_error_event
+from obsctl.services.explain import explain_session
 from obsctl.services.ingest import _fast_validate, ingest_events, validate_event
 from obsctl.services.metrics import compute_metric
 from obsctl.services.session_fields import error_message, tool_parts
+from obsctl.store.db import open_db
 
 DATA = Path(__file__).parent / "data"
 SDK_SESSION = DATA / "sdk-session.jsonl"
 ALIAS_CASES = DATA / "tool-alias-cases.jsonl"
+PRE_M006_DUMP = DATA / "pre-m006-tool-aliases.sql"
 SID = "sdk-weather-001"
 
 
@@ -184,3 +188,36 @@ def test_fast_and_full_validation_build_the_same_rows():
         assert not errors
         if fast is not None:  # lifecycle events always take the full path
             assert fast.row == full.row, ev["event_id"]
+
+
+def _old_database(path: Path):
+    """A database as the code before m006 wrote it, then opened (and migrated) by today's."""
+    conn = sqlite3.connect(path)
+    conn.executescript(PRE_M006_DUMP.read_text())
+    before = conn.execute("SELECT COUNT(*) FROM events WHERE tool_name IS NULL AND "
+                          "tool_call IS NOT NULL").fetchone()[0]
+    conn.close()
+    assert before == 7  # the SDK's four tool events and three alias cases had no tool_name
+    return open_db(path)
+
+
+def test_migration_backfills_rows_stored_before_the_aliases(tmp_path):
+    old = _old_database(tmp_path / "old.db")
+    fresh = open_db(tmp_path / "fresh.db")
+    for path in (SDK_SESSION, ALIAS_CASES):
+        ingest_events(fresh, load(path))
+    assert _stored(old) == _stored(fresh)
+    assert _stored(old)["alias-cases-001-01"] == ("fetch_url", 1)
+    session_sql = "SELECT * FROM sessions ORDER BY session_id"
+    assert old.conn.execute(session_sql).fetchall() == fresh.conn.execute(session_sql).fetchall()
+    stats_sql = "SELECT * FROM event_stats ORDER BY 1, 2, 3"
+    assert old.conn.execute(stats_sql).fetchall() == fresh.conn.execute(stats_sql).fetchall()
+    assert old.conn.execute("SELECT error_count FROM sessions WHERE session_id = 'alias-cases-001'"
+                            ).fetchone() == (1,)
+
+
+def test_migrated_database_shows_the_sdk_tools(tmp_path):
+    db = _old_database(tmp_path / "old.db")
+    text = explain_session(db, SID)["explanation"]
+    assert "- **Tools:** `weather_api` (2 calls" in text
+    assert "   - **Error:** HTTP 503\n" in text
