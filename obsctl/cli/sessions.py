@@ -6,6 +6,7 @@ import typer
 
 from obsctl.cli.base import ObsTyper, emit_json, open_database, render_table, stdout_is_tty
 from obsctl.services import sessions as service
+from obsctl.services.session_fields import tool_parts
 
 app = ObsTyper(help="List sessions and show one with its events.\n\nExample: obsctl sessions list --status error")
 
@@ -72,7 +73,7 @@ def show_command(
     console().print(Panel(header, title="session", expand=False))
     rows = []
     for e in data["events"]:
-        tool = (e["tool_call"] or {}).get("name") if isinstance(e["tool_call"], dict) else None
+        tool = tool_parts(e["tool_call"])[0]
         rows.append([
             e["timestamp"], ("[red]" + e["event_type"] + "[/red]") if e["is_error"] else e["event_type"],
             e["model"] or "", tool or "", e["tokens_in"], e["tokens_out"], e["duration_ms"],

@@ -16,7 +16,7 @@ import orjson
 import sqlite_utils
 
 from obsctl.errors import InvalidInput, PayloadTooLarge
-from obsctl.services.events import ERROR_TYPES, is_error_event
+from obsctl.services.events import ERROR_TYPES, is_error_event, tool_error, tool_field
 from obsctl.store import events as event_store
 from obsctl.store.db import write_transaction
 from obsctl.timeutil import normalize_ts, now_iso
@@ -166,13 +166,15 @@ def _fast_validate(ev: Any, now: str) -> ValidEvent | None:
         event_id = str(uuid.uuid4())
     if tool_call is not None:
         tool_name = tool_call.get("name")
+        if tool_name is None:
+            tool_name = tool_call.get("tool_name")  # the alias (events.TOOL_ALIASES)
         if tool_name is not None and type(tool_name) is not str:
             tool_name = str(tool_name)[:MAX_TEXT_LEN]
     else:
         tool_name = None
     is_error = (event_type in ERROR_TYPES or event_type.endswith("_error")
                 or (output_data is not None and bool(output_data.get("error")))
-                or (tool_call is not None and bool(tool_call.get("error"))))
+                or (tool_call is not None and bool(tool_error(tool_call))))
     try:
         encoded = [_dumps(v).decode() if v is not None else None
                    for v in (input_data, output_data, tool_call, decision_trace, metadata)]
@@ -249,7 +251,7 @@ def validate_event(ev: Any, index: int, errors: list, now: str) -> ValidEvent | 
     client_id = event_id is not None
     if not client_id:
         event_id = str(uuid.uuid4())
-    tool_name = tool_call.get("name") if tool_call is not None else None
+    tool_name = tool_field(tool_call, "name")
     if tool_name is not None and type(tool_name) is not str:
         tool_name = str(tool_name)[:MAX_TEXT_LEN]
     parent_id = ev.get("parent_id")

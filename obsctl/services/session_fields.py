@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from obsctl.jsonutil import dumps
+from obsctl.services.events import tool_error, tool_field
 from obsctl.timeutil import ms_between
 
 # Keys that usually hold the human-readable part of an input or output object.
@@ -27,11 +28,10 @@ def as_text(value: Any) -> str | None:
 
 
 def tool_parts(tool_call: Any) -> tuple[str | None, str | None, str | None]:
-    """(name, input, output) of a tool_call object; input/output as text."""
-    if not isinstance(tool_call, dict):
-        return None, None, None
-    name = tool_call.get("name")
-    return as_text(name), as_text(tool_call.get("input")), as_text(tool_call.get("output"))
+    """(name, input, output) of a tool_call object, or of their `tool_*` aliases; input and
+    output as text."""
+    return (as_text(tool_field(tool_call, "name")), as_text(tool_field(tool_call, "input")),
+            as_text(tool_field(tool_call, "output")))
 
 
 def reasoning_text(decision_trace: Any) -> str | None:
@@ -45,11 +45,11 @@ def reasoning_text(decision_trace: Any) -> str | None:
 
 
 def error_message(output_data: Any, tool_call: Any) -> str | None:
-    """The `error` value of output_data or tool_call (the error predicate's sources)."""
-    for source in (output_data, tool_call):
-        if isinstance(source, dict) and source.get("error"):
-            return as_text(source["error"])
-    return None
+    """The `error` value of output_data, tool_call or tool_call.tool_output (the error
+    predicate's sources, in that order)."""
+    if isinstance(output_data, dict) and output_data.get("error"):
+        return as_text(output_data["error"])
+    return as_text(tool_error(tool_call))
 
 
 def main_text(data: Any) -> str | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from obsctl.services import triage_anomaly as anomaly
-from obsctl.services.events import LIFECYCLE_TYPES
+from obsctl.services.events import LIFECYCLE_TYPES, tool_field
 from obsctl.services.session_fields import as_text, error_message, excerpt, main_text
 from obsctl.services.sessions import require_session
 from obsctl.services.triage_cost import cost_summary
@@ -67,7 +67,7 @@ def _step(index: int, row: tuple) -> Step:
     call = orjson.loads(tool_call) if tool_call is not None else None
     tool_key = tool_input = None
     if tool_name is not None:
-        raw_input = call.get("input") if isinstance(call, dict) else None
+        raw_input = tool_field(call, "input")
         tool_key = orjson.dumps([tool_name, raw_input], option=orjson.OPT_SORT_KEYS)
         tool_input = as_text(raw_input)
     step = Step(index, event_id, event_type, timestamp, model, tokens_in, tokens_out,

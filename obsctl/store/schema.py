@@ -176,3 +176,41 @@ def m005_scorecard_event_stats_index(db):
     # JSON payloads: about 440 -> 330 ms for the 20 scorecards, for one more index on ingest.
     db.execute("CREATE INDEX idx_events_session_stats ON events(session_id, event_type, is_error, "
                "duration_ms, tokens_in, tokens_out, model)")
+
+
+@migrations()
+def m006_tool_call_aliases(db):
+    # tool_call may spell its keys tool_name/tool_input/tool_output (the original service's
+    # SDK does), and an `error` inside tool_output makes the event an error. Rows stored
+    # before have tool_name NULL (and is_error 0 for such a failure): derive both as ingest
+    # now does, and move sessions.error_count with is_error (the only rollup that reads it).
+    # Frozen on purpose: a migration applies the rule of its own time, whatever later code says.
+    import orjson
+
+    conn = db.conn
+    updates, error_deltas = [], {}
+    rows = conn.execute(
+        r"""SELECT id, session_id, tool_call, tool_name, is_error FROM events
+            WHERE tool_call LIKE '%"tool\_%' ESCAPE '\'"""
+    )
+    for row_id, session_id, tool_call, tool_name, is_error in rows:
+        call = orjson.loads(tool_call)
+        if type(call) is not dict:
+            continue
+        name = tool_name
+        if name is None:
+            name = call.get("name")
+            if name is None:
+                name = call.get("tool_name")
+            if name is not None and type(name) is not str:
+                name = str(name)[:256]  # as ingest stores a non-string name
+        error = is_error
+        output = call.get("tool_output")
+        if not error and type(output) is dict and output.get("error"):
+            error = 1
+            error_deltas[session_id] = error_deltas.get(session_id, 0) + 1
+        if name != tool_name or error != is_error:
+            updates.append((name, error, row_id))
+    conn.executemany("UPDATE events SET tool_name = ?, is_error = ? WHERE id = ?", updates)
+    conn.executemany("UPDATE sessions SET error_count = error_count + ? WHERE session_id = ?",
+                     [(n, sid) for sid, n in error_deltas.items()])
