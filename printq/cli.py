@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import sys
 
-from printq.errors import DataUnavailable, InvalidQuery, NoData, PrintqError
+from printq.errors import DataUnavailable, InvalidQuery, InvalidSetting, NoData, PrintqError
 
 SUBCOMMANDS = ("query", "metrics", "serve")
 
 # The one place where errors become exit codes.
-EXIT_CODES: dict[type[PrintqError], int] = {InvalidQuery: 1, NoData: 1, DataUnavailable: 2}
+EXIT_CODES: dict[type[PrintqError], int] = {InvalidQuery: 1, NoData: 1, DataUnavailable: 2,
+                                            InvalidSetting: 2}
 
 
 def exit_code(error: PrintqError) -> int:
@@ -28,10 +29,11 @@ def run_query_command(metric: str, comparison: str, value: str, data: str | None
     from printq.queries import format_number, parse_query, run_query
     from printq.settings import load_settings
 
-    settings = load_settings(data)
     try:
         query = parse_query(metric, comparison, value)  # bad input is reported before any file I/O
-        result = run_query(Dataset(settings.data_path, settings.cache_dir).snapshot(), query)
+        settings = load_settings(data)
+        dataset = Dataset(settings.data_path, settings.cache_dir, max_bytes=settings.max_data_bytes)
+        result = run_query(dataset.snapshot(), query)
     except PrintqError as exc:
         print(f"Error: {exc.message}", file=sys.stderr)
         return exit_code(exc)
@@ -86,12 +88,39 @@ def _typer_args(args: list[str]) -> list[str]:
     return args
 
 
+def mistyped_command(args: list[str]) -> str | None:
+    """The error for a mistyped subcommand (``printq metircs`` -> ``metrics``), or None.
+
+    Only when the words cannot be a query: fewer than three, the first not a metric name.
+    """
+    words, i = [], 0
+    while i < len(args):
+        if args[i] == "--data":
+            i += 1  # skip its value too
+        elif not args[i].startswith("-"):
+            words.append(args[i])
+        i += 1
+    if not words or len(words) >= 3 or words[0] in SUBCOMMANDS:
+        return None
+    from printq.metrics import find_metric
+    from printq.queries import did_you_mean, shown
+
+    hint = did_you_mean(words[0], SUBCOMMANDS)
+    if not hint or find_metric(words[0]) is not None:
+        return None
+    return f"No such command {shown(words[0])}.{hint} A query is three words: METRIC COMPARISON VALUE."
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run printq with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     fast = parse_fast_query(args)
     if fast is not None:
         return run_query_command(*fast)
+    mistyped = mistyped_command(args)
+    if mistyped is not None:
+        print(f"Error: {mistyped}", file=sys.stderr)
+        return 2
     from printq.commands import run_app
 
     return run_app(_typer_args(args))

@@ -14,7 +14,7 @@ import typer
 
 from printq import __version__
 from printq.cli import exit_code, run_query_command
-from printq.errors import DataUnavailable
+from printq.errors import DataUnavailable, InvalidSetting
 from printq.settings import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_THREADS, load_settings
 
 HELP = """Count, compare and aggregate bioprinting metrics, from the command line or over HTTP.
@@ -35,7 +35,8 @@ PRINTQ_DATA points elsewhere. Run 'printq metrics' to see the 11 metrics.
 DataOption = Annotated[
     str | None,
     typer.Option("--data", metavar="PATH", show_default=False,
-                 help="JSON data file (default: $PRINTQ_DATA, else the bundled dataset)."),
+                 help="JSON data file, a regular file of at most $PRINTQ_MAX_DATA_BYTES bytes (1 GiB) "
+                      "(default: $PRINTQ_DATA, else the bundled dataset)."),
 ]
 
 
@@ -94,10 +95,11 @@ def metrics(
     from printq.dataset import Dataset
     from printq.queries import describe_metrics
 
-    settings = load_settings(data)
     try:
-        rows = describe_metrics(Dataset(settings.data_path, settings.cache_dir).snapshot())
-    except DataUnavailable as exc:
+        settings = load_settings(data)
+        dataset = Dataset(settings.data_path, settings.cache_dir, max_bytes=settings.max_data_bytes)
+        rows = describe_metrics(dataset.snapshot())
+    except (DataUnavailable, InvalidSetting) as exc:
         _fail(exc.message, exit_code(exc))
     if json_:
         print(json.dumps(rows, indent=2))
@@ -137,7 +139,10 @@ def serve(
 
     from printq.web import create_app
 
-    settings = load_settings(data, host=host, port=port, threads=threads)
+    try:
+        settings = load_settings(data, host=host, port=port, threads=threads)
+    except InvalidSetting as exc:
+        _fail(exc.message, exit_code(exc))
     app = create_app(settings)
     if get is not None:
         response = app.test_client().get(get)

@@ -23,7 +23,9 @@ from collections.abc import Callable
 
 from printq import index_cache
 from printq.errors import DataUnavailable
+from printq.files import TooLarge, open_regular_file, read_at_most
 from printq.metrics import METRICS, Metric
+from printq.settings import DEFAULT_MAX_DATA_BYTES
 
 _MAX_DOUBLE = 1.7976931348623157e308
 
@@ -181,11 +183,16 @@ class _Columns:
         return Snapshot(path, identity, self.records, metrics)
 
 
+_JSON_KINDS = {dict: "a single JSON object ({...})", str: "a JSON string", int: "a single number",
+               float: "a single number", bool: "true or false", type(None): "null"}
+
+
 def build_snapshot(records: object, path: str, identity: FileIdentity) -> Snapshot:
     """Extract every metric from parsed JSON ``records`` (which must be a list)."""
     if not isinstance(records, list):
         raise DataUnavailable(
-            f"Data file {path} must hold a JSON array of print records, not a JSON {type(records).__name__}."
+            f"Data file {path} holds {_JSON_KINDS.get(type(records), 'something else')}, but printq "
+            "needs a list of print records: a JSON array [{...}, {...}] with one object per print."
         )
     columns = _Columns()
     columns.add(records)
@@ -233,23 +240,28 @@ def parse_snapshot(data: bytes, path: str, identity: FileIdentity,
             gc.enable()
 
 
-def load_snapshot(path: str, cache_dir: str | None = None) -> Snapshot:
+def load_snapshot(path: str, cache_dir: str | None = None, max_bytes: int = DEFAULT_MAX_DATA_BYTES) -> Snapshot:
     """Load ``path``, from the binary index in ``cache_dir`` when it matches the file's identity.
 
-    Raises DataUnavailable with a message naming the file when it cannot be read or parsed.
+    Raises DataUnavailable with a message naming the file when it cannot be read or parsed, is
+    not a regular file (a FIFO, a device, a directory) or holds more than ``max_bytes`` bytes.
     """
     try:
-        with open(path, "rb") as f:
-            identity = identity_of(os.fstat(f.fileno()))
+        with open_regular_file(path) as f:
+            st = os.fstat(f.fileno())
+            identity = identity_of(st)
+            if st.st_size > max_bytes:  # before the cache: the limit holds however the data is read
+                raise TooLarge(f"it is {st.st_size} bytes, over the limit of {max_bytes} bytes")
             if cache_dir is not None:
                 cached = index_cache.read_index(cache_dir, path, identity)
                 if cached is not None:
                     return Snapshot(path, identity, *cached)
-            data = f.read()
+            data = read_at_most(f, st.st_size, max_bytes)
             # A file rewritten while we read it may be a mix of two versions: never cache that.
             unchanged = identity_of(os.fstat(f.fileno())) == identity
-    except IsADirectoryError:
-        raise DataUnavailable(f"Cannot read data file {path}: it is a directory.") from None
+    except TooLarge as exc:
+        raise DataUnavailable(f"Cannot load data file {path}: {exc} "
+                              "(PRINTQ_MAX_DATA_BYTES sets the limit).") from None
     except OSError as exc:
         raise DataUnavailable(f"Cannot read data file {path}: {exc.strerror or exc}.") from None
     snapshot = parse_snapshot(data, path, identity)
@@ -269,9 +281,10 @@ class Dataset:
     """
 
     def __init__(self, path: str | os.PathLike, cache_dir: str | os.PathLike | None = None,
-                 on_error: Callable[[str], None] | None = None):
+                 on_error: Callable[[str], None] | None = None, max_bytes: int = DEFAULT_MAX_DATA_BYTES):
         self.path = os.fspath(path)
         self.cache_dir = None if cache_dir is None else os.fspath(cache_dir)
+        self.max_bytes = max_bytes
         self._on_error = on_error
         self._lock = threading.Lock()
         self._good: Snapshot | None = None
@@ -301,7 +314,7 @@ class Dataset:
                 return good
             elif identity != self._failed:
                 try:
-                    good = self._good = load_snapshot(self.path, self.cache_dir)
+                    good = self._good = load_snapshot(self.path, self.cache_dir, self.max_bytes)
                     self._failed, self._error = None, None
                     return good
                 except DataUnavailable as exc:

@@ -25,3 +25,7 @@ class NoData(PrintqError):
 
 class DataUnavailable(PrintqError):
     """The data file cannot be read or parsed and there is no earlier good load (HTTP 503, exit 2)."""
+
+
+class InvalidSetting(PrintqError):
+    """A setting from the environment has an unusable value (exit 2, like a usage error)."""

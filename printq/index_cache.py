@@ -25,6 +25,7 @@ import threading
 import zlib
 from array import array
 
+from printq.files import open_regular_file
 from printq.metrics import METRICS
 
 MAGIC = b"PRINTQIX"
@@ -46,7 +47,7 @@ def index_path(cache_dir: str, data_path: str) -> str:
 def read_index(cache_dir: str, data_path: str, identity: tuple[int, int, int]):
     """``(records, {name: MetricValues})`` from a valid index of this exact file version, else None."""
     try:
-        with open(index_path(cache_dir, data_path), "rb") as f:
+        with open_regular_file(index_path(cache_dir, data_path)) as f:  # a FIFO there must not hang us
             blob = f.read()
     except OSError:
         return None

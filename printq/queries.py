@@ -16,6 +16,10 @@ from printq.metrics import METRIC_NAMES, METRICS, Metric, find_metric
 COMPARISONS = ("greater", "lesser", "equal")
 AGGREGATES = ("Maximum", "Minimum", "Average")
 TOLERANCE = 1e-9  # absolute tolerance of `equal` on double metrics
+# Longer values are refused before any conversion: every finite double fits in 400 characters
+# written out in full, and Python refuses to convert integers of more than 4300 digits anyway.
+MAX_NUMBER_CHARS = 400
+_SHOWN_CHARS = 40  # how much of a bad name or value an error message repeats
 _AGGREGATES_BY_LOWER = {a.lower(): a for a in AGGREGATES}
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 
@@ -42,8 +46,9 @@ def parse_number(text: str) -> int | float | None:
 
     Integer literals stay Python ints so integer metrics compare exactly at any size. ``float()``
     alone would also accept ``nan``, ``inf``, ``1_000`` and surrounding spaces, hence the char check.
+    Text longer than MAX_NUMBER_CHARS is not a number (``parse_query`` says why).
     """
-    if not text or not _NUMBER_CHARS.issuperset(text):
+    if not text or len(text) > MAX_NUMBER_CHARS or not _NUMBER_CHARS.issuperset(text):
         return None
     digits = text[1:] if text[0] in "+-" else text
     if digits.isdigit():
@@ -55,30 +60,51 @@ def parse_number(text: str) -> int | float | None:
     return number if math.isfinite(number) else None
 
 
+def shown(text: str) -> str:
+    """``text`` quoted for an error message, shortened when long."""
+    if len(text) > _SHOWN_CHARS:
+        text = f"{text[:_SHOWN_CHARS]}... ({len(text)} characters)"
+    return f"'{text}'"
+
+
+def did_you_mean(word: str, choices: tuple[str, ...]) -> str:
+    """`` Did you mean 'x'?`` for the choice closest to ``word`` (case-insensitive), else ``""``."""
+    import difflib  # only on the error path
+
+    if len(word) > _SHOWN_CHARS:  # nothing that long is a typo of a short name
+        return ""
+    by_lower = {choice.lower(): choice for choice in choices}
+    close = difflib.get_close_matches(word.lower(), by_lower, n=1)
+    return f" Did you mean '{by_lower[close[0]]}'?" if close else ""
+
+
 def parse_query(metric: str, comparison: str, value: str) -> Query:
     """Validate the three parts of a query (names are case-insensitive). Raises InvalidQuery."""
     found = find_metric(metric)
     if found is None:
-        raise InvalidQuery(f"Unknown metric '{metric}'. Valid metrics: {', '.join(METRIC_NAMES)}.")
+        raise InvalidQuery(f"Unknown metric {shown(metric)}.{did_you_mean(metric, METRIC_NAMES)} "
+                           f"Valid metrics: {', '.join(METRIC_NAMES)}.")
     aggregate = _AGGREGATES_BY_LOWER.get(value.lower())
     if aggregate is not None:
         return Query(found, aggregate=aggregate)
     canonical = comparison.lower()
     if canonical not in COMPARISONS:
-        raise InvalidQuery(
-            f"Unknown comparison '{comparison}'. Valid comparisons: {', '.join(COMPARISONS)}."
-        )
+        raise InvalidQuery(f"Unknown comparison {shown(comparison)}.{did_you_mean(comparison, COMPARISONS)} "
+                           f"Valid comparisons: {', '.join(COMPARISONS)}.")
+    if len(value) > MAX_NUMBER_CHARS:
+        raise InvalidQuery(f"Value {shown(value)} is too long: a number may have at most "
+                           f"{MAX_NUMBER_CHARS} characters.")
     threshold = parse_number(value)
     if threshold is None:
         raise InvalidQuery(
-            f"Value '{value}' is neither a finite number (such as 50, -3, 0.25 or 1e3) "
-            f"nor an aggregate ({', '.join(AGGREGATES)})."
+            f"Value {shown(value)} is neither a finite number (such as 50, -3, 0.25 or 1e3) "
+            f"nor an aggregate ({', '.join(AGGREGATES)}).{did_you_mean(value, AGGREGATES)}"
         )
     if not found.is_int and canonical == "equal":
         try:  # the tolerance window needs float arithmetic
             threshold = float(threshold)
         except OverflowError:
-            raise InvalidQuery(f"Value '{value}' is too large to compare with {found.name}.") from None
+            raise InvalidQuery(f"Value {shown(value)} is too large to compare with {found.name}.") from None
     return Query(found, comparison=canonical, threshold=threshold)
 
 

@@ -14,12 +14,22 @@ def _stop(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
+def protocol_error_body(code: int, reason: str, detail: str) -> dict:
+    """``{"Message": "Bad Request: Content-Length is invalid."}`` for a request waitress cannot parse."""
+    if code >= 500 and code != 501:
+        return {"Message": "Internal server error."}
+    return {"Message": f"{reason}: {detail.rstrip('.')}." if detail else f"{reason}."}
+
+
 def serve(app, settings: Settings, records: int | None) -> None:
     """Serve ``app`` on ``settings.host:settings.port`` with ``settings.threads`` worker threads."""
     from waitress.server import create_server
 
+    from obsctl.web.protocol_errors import install_json_errors
+
     server = create_server(app, host=settings.host, port=settings.port, threads=settings.threads,
                            ident="printq", clear_untrusted_proxy_headers=True)
+    install_json_errors(server, protocol_error_body)  # waitress' own 400/431/501 answers in JSON too
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     loaded = f"{records} records from {settings.data_path}" if records is not None else "no data yet"
     print(f"printq serving {loaded} on http://{server.effective_host}:{server.effective_port} "

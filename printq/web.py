@@ -45,7 +45,8 @@ def create_app(settings: Settings, dataset: Dataset | None = None) -> Flask:
     """A Flask app answering queries over ``settings.data_path`` (or the given ``dataset``)."""
     app = Flask("printq")
     if dataset is None:  # load errors go to the log; the last good data keeps answering
-        dataset = Dataset(settings.data_path, settings.cache_dir, on_error=log.error)
+        dataset = Dataset(settings.data_path, settings.cache_dir, on_error=log.error,
+                          max_bytes=settings.max_data_bytes)
     app.extensions["printq.dataset"] = dataset
 
     @app.get("/api/prints/<metric>/<comparison>/<value>")

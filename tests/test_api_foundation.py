@@ -169,3 +169,50 @@ def test_responses_are_compact_json(client):
     r = client.get("/health")
     assert r.mimetype == "application/json"
     json.loads(r.get_data())
+
+
+def _route_paths(app):
+    """{rule pattern: (a concrete path, the methods of every rule with that pattern)}."""
+    import re
+
+    routes: dict = {}
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        path = re.sub(r"<(?:[^:>]+:)?([^>]+)>", "some-id", rule.rule)
+        routes.setdefault(rule.rule, (path, set()))[1].update(rule.methods)
+    return routes
+
+
+def test_options_allow_lists_exactly_the_methods_of_each_route(app, client):
+    routes = _route_paths(app)
+    assert len(routes) >= 25
+    for pattern, (path, methods) in routes.items():
+        r = client.options(path)
+        assert r.status_code == 200, pattern
+        assert r.headers["Allow"] == ", ".join(sorted(methods)), pattern
+
+
+@pytest.mark.parametrize("path, allow", [
+    ("/sessions/compare", "OPTIONS, POST"),  # not GET from /sessions/<session_id>
+    ("/webhooks/deliveries", "GET, HEAD, OPTIONS"),  # not PUT/DELETE from /webhooks/<webhook_id>
+    ("/postmortem/candidates", "GET, HEAD, OPTIONS"),  # not POST from /postmortem/<session_id>
+    ("/sessions/s1", "GET, HEAD, OPTIONS"),
+])
+def test_options_does_not_borrow_methods_from_neighbouring_routes(client, path, allow):
+    assert client.options(path).headers["Allow"] == allow
+
+
+def test_405_allow_lists_the_routes_own_methods(client):
+    r = client.delete("/sessions/compare")
+    assert r.status_code == 405 and r.headers["Allow"] == "OPTIONS, POST"
+    r = client.delete("/postmortem/candidates")
+    assert r.status_code == 405 and r.headers["Allow"] == "GET, HEAD, OPTIONS"
+
+
+def test_cors_preflight_allows_only_the_routes_methods(client):
+    r = client.options("/sessions/compare", headers={"Origin": "https://app.example",
+                                                     "Access-Control-Request-Method": "POST"})
+    assert r.status_code == 200
+    assert r.headers["Access-Control-Allow-Methods"] == "OPTIONS, POST"
+    assert r.headers["Access-Control-Allow-Origin"] == "https://app.example"

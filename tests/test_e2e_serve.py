@@ -98,3 +98,27 @@ def test_port_in_use_is_a_one_line_error(live_server, tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip().startswith(f"Error: cannot listen on 127.0.0.1:{server.port}")
     assert "Traceback" not in result.stderr
+
+
+def test_rate_limit_remaining_is_exact_under_concurrency(live_server):
+    # Every request gets the remaining count its own hit left: no two concurrent requests repeat
+    # a value, so together they show each of limit-1 .. limit-N exactly once.
+    limit, clients, per_client = 1000, 16, 6
+    server = live_server({"OBSCTL_RATE_LIMITS": f"sessions={limit}/minute"}, threads=8)
+    barrier = threading.Barrier(clients)
+    remaining: list[int] = []
+
+    def client():
+        with requests.Session() as session:
+            barrier.wait()
+            for _ in range(per_client):
+                response = session.get(f"{server.url}/sessions", timeout=30)
+                remaining.append(int(response.headers["RateLimit-Remaining"]))
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    total = clients * per_client
+    assert sorted(remaining) == list(range(limit - total, limit))

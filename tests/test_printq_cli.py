@@ -250,3 +250,27 @@ def test_cli_and_http_give_the_same_answer_and_message(capsys, query):
     else:
         assert (code, out) == (1, "")
         assert err == f"Error: {response.get_json()['Message']}\n"
+
+
+@pytest.mark.parametrize("args, word, closest", [
+    (["metircs"], "metircs", "metrics"),
+    (["metrcs", "--json"], "metrcs", "metrics"),
+    (["serv", "--port", "8080"], "serv", "serve"),
+    (["quer", "livePercent"], "quer", "query"),
+])
+def test_a_mistyped_command_suggests_the_closest_one(capsys, args, word, closest):
+    code, out, err = run(capsys, *args)
+    assert (code, out) == (2, "")
+    assert err == (f"Error: No such command '{word}'. Did you mean '{closest}'? "
+                   "A query is three words: METRIC COMPARISON VALUE.\n")
+
+
+def test_a_metric_alone_is_still_a_query_missing_its_other_words(capsys):
+    code, _, err = run(capsys, "serial")
+    assert code == 2 and "No such command" not in err and "Missing argument 'COMPARISON'" in err
+
+
+def test_a_mistyped_metric_in_a_full_query_suggests_the_metric(capsys):
+    code, _, err = run(capsys, "livePercnt", "greater", "50", "--data", SMALL)
+    assert code == 1
+    assert err.startswith("Error: Unknown metric 'livePercnt'. Did you mean 'livePercent'? Valid metrics:")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from printq.dataset import Dataset, load_snapshot
 from printq.errors import DataUnavailable
+from printq.files import TooLarge, read_at_most
 from printq.settings import BUNDLED_DATA, resolve_cache_dir, resolve_data_path
 
 DATA = Path(__file__).parent / "data"
@@ -136,7 +138,9 @@ def test_nan_infinity_and_out_of_range_numbers_are_excluded_not_fatal(tmp_path):
 
 @pytest.mark.parametrize("content, fragment", [
     ("{not json", "is not valid JSON"),
-    ('{"records": []}', "must hold a JSON array of print records, not a JSON dict"),
+    ('{"records": []}', "holds a single JSON object ({...}), but printq needs a list of print records"),
+    ('"prints"', "holds a JSON string, but printq needs a list of print records"),
+    ("42", "holds a single number, but printq needs a list of print records"),
     ("", "is not valid JSON"),
 ])
 def test_unparseable_files_raise_data_unavailable_naming_the_file(tmp_path, content, fragment):
@@ -251,3 +255,38 @@ def test_cache_dir_resolution(tmp_path):
     assert resolve_cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/printq"
     assert resolve_cache_dir({"XDG_CACHE_HOME": "relative"}) == f"{home}/.cache/printq"
     assert resolve_cache_dir({}) == f"{home}/.cache/printq"
+
+
+@pytest.mark.parametrize("content", ['{"records": []}', '"prints"', "42", "true", "null"])
+def test_a_file_that_is_not_an_array_never_says_python_type_names(tmp_path, content):
+    with pytest.raises(DataUnavailable) as info:
+        load_snapshot(str(write(tmp_path / "bad.json", content)))
+    message = info.value.message
+    assert "a JSON array [{...}, {...}] with one object per print" in message
+    for python_name in ("dict", "str", "int", "float", "bool", "NoneType"):
+        assert re.search(rf"\b{python_name}\b", message) is None, python_name
+
+
+def test_a_file_over_the_byte_limit_is_refused_before_it_is_read(tmp_path):
+    path = write(tmp_path / "d.json", [record(serial=1)] * 20)
+    size = path.stat().st_size
+    with pytest.raises(DataUnavailable) as info:
+        load_snapshot(str(path), max_bytes=size - 1)
+    assert info.value.message == (f"Cannot load data file {path}: it is {size} bytes, over the limit of "
+                                  f"{size - 1} bytes (PRINTQ_MAX_DATA_BYTES sets the limit).")
+    assert values(load_snapshot(str(path), max_bytes=size), "serial") == [1] * 20
+
+
+def test_the_byte_limit_also_applies_when_the_index_cache_holds_the_file(tmp_path):
+    path = write(tmp_path / "d.json", [record(serial=1)])
+    load_snapshot(str(path), str(tmp_path / "cache"))  # writes the index
+    with pytest.raises(DataUnavailable, match="over the limit"):
+        load_snapshot(str(path), str(tmp_path / "cache"), max_bytes=path.stat().st_size - 1)
+
+
+def test_a_file_whose_size_says_zero_is_still_read_up_to_the_limit(tmp_path):
+    # /proc files report size 0 but have content: they are read on, in chunks, to the limit.
+    with open("/proc/self/status", "rb") as f:
+        assert len(read_at_most(f, 0, 1 << 20)) > 0
+    with open("/proc/self/status", "rb") as f, pytest.raises(TooLarge):
+        read_at_most(f, 0, 10)

@@ -210,7 +210,7 @@ def test_huge_integer_thresholds_compare_exactly(small):
     assert answer(small, "serial", "lesser", str(10**30)) == 4
     assert answer(small, "livePercent", "lesser", str(10**30)) == 3
     with pytest.raises(InvalidQuery, match="too large"):
-        parse_query("livePercent", "equal", str(10**400))
+        parse_query("livePercent", "equal", str(10**399))  # 400 characters: long enough, too large
 
 
 finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6)
@@ -251,3 +251,44 @@ def test_double_equality_matches_abs_difference_right_at_the_tolerance_edge(valu
     snapshot = build_snapshot(records, "mem", (0, 0, 0))
     assert answer(snapshot, "elasticity", "equal", repr(threshold)) == sum(
         1 for v in values if abs(v - threshold) <= 1e-9)
+
+
+@pytest.mark.parametrize("metric, closest", [
+    ("livePercnt", "livePercent"), ("LIVEPERCNT", "livePercent"), ("seriel", "serial"),
+    ("wellplates", "wellplate"), ("elastic", "elasticity"),
+])
+def test_unknown_metric_suggests_the_closest_name(metric, closest):
+    with pytest.raises(InvalidQuery) as info:
+        parse_query(metric, "greater", "5")
+    assert info.value.message.startswith(f"Unknown metric '{metric}'. Did you mean '{closest}'? Valid metrics: ")
+    assert all(name in info.value.message for name in ALL_METRICS)
+
+
+@pytest.mark.parametrize("comparison, closest", [("greatr", "greater"), ("less", "lesser"), ("Equals", "equal")])
+def test_unknown_comparison_suggests_the_closest_one(comparison, closest):
+    with pytest.raises(InvalidQuery) as info:
+        parse_query("serial", comparison, "5")
+    assert info.value.message == (f"Unknown comparison '{comparison}'. Did you mean '{closest}'? "
+                                  "Valid comparisons: greater, lesser, equal.")
+
+
+@pytest.mark.parametrize("value, closest", [("Maximun", "Maximum"), ("avg", "Average"), ("minimm", "Minimum")])
+def test_a_misspelt_aggregate_suggests_the_closest_one(value, closest):
+    with pytest.raises(InvalidQuery) as info:
+        parse_query("serial", "greater", value)
+    assert info.value.message.endswith(f"nor an aggregate (Maximum, Minimum, Average). Did you mean '{closest}'?")
+
+
+@pytest.mark.parametrize("metric, comparison, value", [
+    ("viability", "greater", "5"), ("serial", "above", "5"), ("serial", "greater", "NaN"),
+])
+def test_no_suggestion_when_nothing_is_close(metric, comparison, value):
+    with pytest.raises(InvalidQuery) as info:
+        parse_query(metric, comparison, value)
+    assert "Did you mean" not in info.value.message
+
+
+def test_parse_number_refuses_text_over_the_length_limit_without_converting_it():
+    assert parse_number("9" * 400) == int("9" * 400)
+    assert parse_number("9" * 401) is None
+    assert parse_number("9" * 5000) is None  # int() itself would raise ValueError here

@@ -11,6 +11,7 @@ from flask_cors import CORS
 from obsctl.config import Settings
 from obsctl.store.db import ConnectionPool
 from obsctl.web.access_log import install_access_log
+from obsctl.web.allow import ObsctlFlask
 from obsctl.web.errors import register_error_handlers
 from obsctl.web.security import create_limiter, install_auth, limit_blueprint
 
@@ -49,7 +50,7 @@ def create_app(settings: Settings | None = None, *, serving: bool = False) -> Fl
     `start_background(app)`), kept in app.extensions["obsctl_workers"] for the server to stop.
     """
     settings = settings or Settings.from_env()
-    app = Flask("obsctl")
+    app = ObsctlFlask("obsctl")  # Allow names only the methods of the path's own route
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.json.sort_keys = False
     app.extensions["obsctl"] = AppState(settings=settings, pool=ConnectionPool(settings.db_path))

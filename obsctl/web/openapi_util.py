@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+# A character that Python's str.strip() keeps (not str.isspace()): the services call a string
+# blank when strip() leaves nothing. ECMA-262's \S differs: it matches U+001C..U+001F, which
+# Python strips, and not U+FEFF, which Python keeps.
+NOT_BLANK = "[^\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+# The shape of every timestamp datetime.fromisoformat() reads: a date (2026-11-21, 20261121,
+# 2026-W47, 2026-W47-6, 2026W476), optionally any one separator and a time starting with the
+# hour's two digits. Values of this shape can still be impossible dates (2026-13-45): 400.
+ISO_8601 = ("^[0-9]{4}(-[0-9]{2}-[0-9]{2}|[0-9]{4}|-?W[0-9]{2}(-?[0-9])?)"
+            "([\\s\\S][0-9]{2}[\\s\\S]*)?$")
+
 _ERROR_NAMES = {
     400: "BadRequest",
     401: "Unauthorized",
@@ -90,25 +100,30 @@ BASE_COMPONENTS: dict = {
         },
         "EventInput": {
             "type": "object",
-            "description": "An agent event; every field is optional except as noted for session_start",
+            "description": "An agent event; every field is optional except as noted for session_start. "
+                           "A field set to null is the same as a field left out",
             "properties": {
-                "event_type": {"type": "string", "maxLength": 256, "default": "generic"},
-                "session_id": {"type": "string", "maxLength": 128, "default": "unknown"},
-                "event_id": {"type": "string", "maxLength": 128},
-                "timestamp": {"type": "string", "description": "ISO 8601; default now"},
-                "model": {"type": "string", "maxLength": 256},
-                "agent_name": {"type": "string", "maxLength": 256},
-                "tokens_in": {"type": "integer", "minimum": 0},
-                "tokens_out": {"type": "integer", "minimum": 0},
-                "duration_ms": {"type": "number", "minimum": 0},
+                "event_type": {"type": ["string", "null"], "minLength": 1, "maxLength": 256,
+                               "default": "generic"},
+                "session_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 128,
+                               "default": "unknown"},
+                "event_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 128},
+                "timestamp": {"type": ["string", "null"], "pattern": ISO_8601,
+                              "description": "ISO 8601, e.g. 2026-11-21T20:42:19.123Z (no offset: UTC); "
+                                             "default now"},
+                "model": {"type": ["string", "null"], "maxLength": 256},
+                "agent_name": {"type": ["string", "null"], "maxLength": 256},
+                "tokens_in": {"type": ["integer", "null"], "minimum": 0},
+                "tokens_out": {"type": ["integer", "null"], "minimum": 0},
+                "duration_ms": {"type": ["number", "null"], "minimum": 0},
                 "input_data": _JSON_OBJECT,
                 "output_data": _JSON_OBJECT,
                 "tool_call": _JSON_OBJECT,
                 "decision_trace": _JSON_OBJECT,
                 "metadata": _JSON_OBJECT,
-                "status": {"type": "string", "description": "session_end: completed or error"},
-                "total_tokens_in": {"type": "integer", "minimum": 0},
-                "total_tokens_out": {"type": "integer", "minimum": 0},
+                "status": {"type": ["string", "null"], "description": "session_end: completed or error"},
+                "total_tokens_in": {"type": ["integer", "null"], "minimum": 0},
+                "total_tokens_out": {"type": ["integer", "null"], "minimum": 0},
             },
         },
         "Event": {

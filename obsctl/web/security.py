@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 import time
 
-from flask import Blueprint, Flask, request
+from flask import Blueprint, Flask, g, has_request_context, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from limits import parse as parse_limit
@@ -36,6 +36,37 @@ def install_auth(app: Flask, settings: Settings) -> None:
         return None
 
 
+_HIT_COUNTS = "obsctl_ratelimit_counts"
+
+
+class _CountRecordingStorage:
+    """The rate-limit store, remembering per request the count each of its increments reached.
+
+    flask-limiter computes `remaining` by reading the counter back after the request's hit, so
+    requests that hit together all read the latest count and repeat one value. The value
+    returned by the store's atomic increment (memory or Redis alike) is this request's own, so
+    `RateLimit-Remaining` built from it is exact: concurrent requests see distinct values.
+    """
+
+    def __init__(self, storage):
+        self._storage = storage
+
+    def incr(self, key: str, *args, **kwargs) -> int:
+        count = self._storage.incr(key, *args, **kwargs)
+        if has_request_context():
+            g.setdefault(_HIT_COUNTS, {})[key] = count
+        return count
+
+    def __getattr__(self, name: str):
+        return getattr(self._storage, name)
+
+
+def _remaining(amount: int, key: str, fallback: int) -> int:
+    """`amount` minus the count this request's own hit reached (else what the store says now)."""
+    count = g.get(_HIT_COUNTS, {}).get(key)
+    return fallback if count is None else amount - count
+
+
 def create_limiter(app: Flask, settings: Settings) -> Limiter:
     """A limiter bound to this app only (no shared state between apps or tests)."""
     limits = settings.rate_limits
@@ -48,6 +79,8 @@ def create_limiter(app: Flask, settings: Settings) -> Limiter:
         enabled=limits is not None,
     )
     limiter.init_app(app)
+    if limits is not None:  # the fixed-window strategy counts through `storage.incr`
+        limiter.limiter.storage = _CountRecordingStorage(limiter.limiter.storage)
 
     unrouted = parse_limit(limits["default"]) if limits else None
 
@@ -57,7 +90,8 @@ def create_limiter(app: Flask, settings: Settings) -> Limiter:
             return response
         current = limiter.current_limit
         if current is not None:
-            amount, remaining, reset_at = current.limit.amount, current.remaining, current.reset_at
+            amount, reset_at = current.limit.amount, current.reset_at
+            remaining = _remaining(amount, current.key, current.remaining)
         else:
             # No route matched (404/405): flask-limiter checked nothing, so count the request
             # against the default group here; the headers are then on every response.
@@ -65,6 +99,7 @@ def create_limiter(app: Flask, settings: Settings) -> Limiter:
             allowed = limiter.limiter.hit(unrouted, "unrouted", key)
             reset_at, remaining = limiter.limiter.get_window_stats(unrouted, "unrouted", key)
             amount = unrouted.amount
+            remaining = _remaining(amount, unrouted.key_for("unrouted", key), remaining)
             if not allowed:
                 response = json_response(error_body(_RATE_LIMITED), 429)
         reset_in = max(0, int(reset_at - time.time()))

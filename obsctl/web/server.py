@@ -29,6 +29,9 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     except OSError as exc:
         # Port in use, no permission, unknown host: a message, not a traceback.
         raise ServiceUnavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    from obsctl.web.protocol_errors import install_json_errors, obsctl_error_body
+
+    install_json_errors(server, obsctl_error_body)  # waitress' own 400/431/501 answers in JSON too
     stopping = threading.Event()
 
     def _stop(signum, frame):

@@ -15,6 +15,7 @@ from obsctl.web.http import (
     str_arg,
 )
 from obsctl.web.openapi_util import (
+    NOT_BLANK,
     error_responses,
     json_content,
     operation,
@@ -96,7 +97,7 @@ _WINDOW = {"type": "integer", "minimum": alert_rules.WINDOW_MINUTES[0],
 _COOLDOWN = {"type": "integer", "minimum": 0, "maximum": alert_rules.MAX_COOLDOWN_MINUTES}
 _RULE_FIELDS = {
     "name": {"type": "string", "minLength": 1, "maxLength": alert_rules.MAX_NAME_LEN,
-             "pattern": r"\S"},
+             "pattern": NOT_BLANK},
     "metric": {"type": "string", "enum": _METRIC_NAMES},
     "operator": {"type": "string", "enum": _OPERATORS},
     "threshold": {"type": "number"},

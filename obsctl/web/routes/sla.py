@@ -9,7 +9,7 @@ from obsctl.services import sla as service
 from obsctl.services.metrics import METRICS
 from obsctl.services.sla_summary import sla_summary
 from obsctl.web.http import get_db, get_settings, int_arg, json_body, json_response, str_arg
-from obsctl.web.openapi_util import error_responses, json_content, operation, query_param
+from obsctl.web.openapi_util import NOT_BLANK, error_responses, json_content, operation, query_param
 
 blueprint = Blueprint("sla", __name__)
 RATE_GROUP = "sla"
@@ -63,7 +63,7 @@ _NUMBER_OR_NULL = {"type": ["number", "null"]}
 _METRIC = {"type": "string", "enum": list(METRICS)}
 _OPERATOR = {"type": "string", "enum": list(service.OPERATORS)}
 _AGENT_NAME = {"type": "string", "minLength": 1, "maxLength": service.MAX_AGENT_LEN,
-               "pattern": "\\S", "description": "Not blank"}
+               "pattern": NOT_BLANK, "description": "Not blank"}
 _RESULT_PROPERTIES = {
     "agent_name": {"type": "string"},
     "metric": _METRIC,
@@ -169,14 +169,10 @@ OPENAPI_SCHEMAS = {
     },
 }
 
-_AGENT_METRIC_PARAMS = [
-    query_param("agent_name", {"type": "string"}, "When the pair is not sent as a JSON body"),
-    query_param("metric", {"type": "string"}, "When the pair is not sent as a JSON body"),
-]
 
 
-def _optional_body(op: dict, schema: dict) -> dict:
-    op["requestBody"] = {"required": False, "content": {"application/json": {"schema": schema}}}
+def _described(op: dict, description: str) -> dict:
+    op["description"] = description
     return op
 
 
@@ -197,17 +193,19 @@ OPENAPI_PATHS = {
                                "total": {"type": "integer", "minimum": 0}},
             }),
         ),
-        "delete": _optional_body(operation(
+        "delete": _described(operation(
             "sla", "Remove the SLA target of (agent_name, metric); its history stays",
-            params=_AGENT_METRIC_PARAMS,
+            request=json_content({"type": "object", "required": ["agent_name", "metric"],
+                                  "properties": {"agent_name": _AGENT_NAME, "metric": _METRIC}}),
             ok=json_content({
                 "type": "object", "required": ["deleted", "agent_name", "metric"],
                 "properties": {"deleted": {"type": "boolean", "const": True},
                                "agent_name": {"type": "string"}, "metric": {"type": "string"}},
             }),
             errors=error_responses(400, 404),
-        ), {"type": "object", "required": ["agent_name", "metric"],
-            "properties": {"agent_name": _AGENT_NAME, "metric": _METRIC}}),
+        ), "The target is named by a JSON body with both agent_name and metric. For clients that "
+           "cannot send a body with DELETE, the same pair is also accepted as the query parameters "
+           "agent_name and metric (both required; used only when there is no body)."),
     },
     "/sla/check": {
         "post": operation(
@@ -219,7 +217,9 @@ OPENAPI_PATHS = {
         "get": operation(
             "sla", "Compliance snapshots, newest first",
             params=[
-                query_param("agent_name", {"type": "string"}, "Only this agent's targets"),
+                query_param("agent_name", {"type": "string", "maxLength": service.MAX_AGENT_LEN,
+                                           "pattern": f"^$|{NOT_BLANK}"},
+                            "Only this agent's targets (empty: every agent; blank: refused)"),
                 query_param("hours", {"type": "integer", "default": service.DEFAULT_HISTORY_HOURS,
                                       "minimum": service.HISTORY_HOURS[0],
                                       "maximum": service.HISTORY_HOURS[1]},

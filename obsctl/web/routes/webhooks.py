@@ -8,6 +8,7 @@ from obsctl.services import webhooks as service
 from obsctl.services.webhook_payloads import FORMATS
 from obsctl.web.http import get_db, get_settings, int_arg, json_body, json_response, str_arg
 from obsctl.web.openapi_util import (
+    NOT_BLANK,
     error_responses,
     json_content,
     operation,
@@ -75,14 +76,17 @@ def _ref(name: str) -> dict:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
+# The scheme is matched case-insensitively, like urlsplit does; a host must follow "//".
+HTTP_URL = "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"
 _WRITABLE = {
-    "url": {"type": "string", "minLength": 1, "maxLength": 2048,
-            "description": "http(s) URL; private and loopback hosts need OBSCTL_WEBHOOK_ALLOW_PRIVATE=1"},
+    "url": {"type": "string", "minLength": 1, "maxLength": 2048, "pattern": HTTP_URL,
+            "description": "Absolute http:// or https:// URL with a host; private and loopback hosts "
+                           "need OBSCTL_WEBHOOK_ALLOW_PRIVATE=1"},
     "format": {"type": "string", "enum": list(FORMATS), "default": "generic"},
     "secret": {"type": ["string", "null"],
                "description": "Standard Webhooks secret whsec_<base64>, 'generate' to have one "
                               "made, or null for unsigned deliveries"},
-    "routing_key": {"type": ["string", "null"], "maxLength": 256,
+    "routing_key": {"type": ["string", "null"], "minLength": 1, "maxLength": 256, "pattern": NOT_BLANK,
                     "description": "PagerDuty Events API v2 integration key (format pagerduty only)"},
     "rule_ids": {"type": ["array", "null"], "items": {"type": "string"},
                  "description": "Rules whose alerts are sent; empty = every rule"},
