@@ -99,6 +99,18 @@ def test_markdown_has_every_section(cascade_report):
     assert "1. **Rate limiting** (likelihood 0.84)" in md
 
 
+def test_markdown_tables_name_every_column(cascade_report):
+    headers = [line for line in cascade_report["markdown"].splitlines() if line.startswith("| ")
+               and line.endswith(" |") and not line[2].isdigit() and "---" not in line]
+    assert headers, "no table in the postmortem"
+    for header in headers:
+        cells = [cell.strip() for cell in header[1:-1].split("|")]
+        assert all(cells), f"a column without a name: {header!r}"
+    assert "| # | Elapsed | Event | Description | Duration | Flags |" in headers
+    assert "| 6 | +40.000s | tool_call | web_search failed (timeout): web_search timed out after " \
+           "30000 ms | 30,000 ms | **ERROR** |" in cascade_report["markdown"]
+
+
 def test_markdown_escapes_user_text(db, pricer):
     ingest_events(db, [{"session_id": "md", "event_type": "error", "timestamp": sc.ts(0),
                         "output_data": {"error": "bad | pipe and [link](http://x) <b>"}}])

@@ -56,7 +56,8 @@ def _timeline(r: dict) -> list[str]:
         marks = " ".join(m for m, on in (("**ERROR**", e["is_error"]), ("slow", e["slow"])) if on)
         rows.append([str(number), format_elapsed(e["elapsed_ms"]), md_escape(e["event_type"]),
                      md_escape(e["description"]), _num(e["duration_ms"], " ms"), marks])
-    return ["## Timeline", ""] + _table(["#", "Elapsed", "Event", "Description", "Duration", ""], rows)
+    return ["## Timeline", ""] + _table(["#", "Elapsed", "Event", "Description", "Duration", "Flags"],
+                                        rows)
 
 
 def _cascades(r: dict) -> list[str]:
