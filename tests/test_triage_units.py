@@ -15,6 +15,8 @@ from obsctl.services.postmortem import (
     SEVERITIES,
     severity_for,
 )
+from obsctl.services.pricing import Pricer
+from obsctl.services.triage_analysis import analyse_session
 from obsctl.services.triage_anomaly import check_metric, median, nearest_rank, robust_scale
 from obsctl.services.triage_errors import classify_error, fingerprint, normalise_message
 from obsctl.store import triage as store
@@ -104,12 +106,17 @@ def test_too_few_samples_is_no_data():
 
 
 def test_candidates_sql_rank_matches_the_python_rule(db):
-    cases = [("completed", 0, 9), ("error", 4, 9), ("error", 1, 49), ("completed", 3, 9),
-             ("completed", 1, 19), ("active", 3, 97), ("completed", 2, 98), ("error", 0, 9)]
-    for i, (status, errors, ok) in enumerate(cases):
+    # (status, errors first, successes after, last body event an error)
+    cases = [("completed", 0, 9, False), ("error", 4, 9, False), ("error", 1, 49, False),
+             ("completed", 3, 9, False), ("completed", 1, 19, False), ("active", 3, 97, False),
+             ("completed", 2, 98, False), ("error", 0, 9, False), ("completed", 1, 98, True),
+             ("active", 1, 40, True)]
+    for i, (status, errors, ok, ends_failing) in enumerate(cases):
         events = [{"session_id": f"s{i}", "event_type": "timeout", "timestamp": sc.ts(j)} for j in range(errors)]
         events += [{"session_id": f"s{i}", "event_type": "llm_call", "timestamp": sc.ts(100 + j)}
                    for j in range(ok)]
+        if ends_failing:
+            events.append({"session_id": f"s{i}", "event_type": "tool_error", "timestamp": sc.ts(400)})
         if status != "active":
             events.append({"session_id": f"s{i}", "event_type": "session_end", "status": status,
                            "timestamp": sc.ts(500)})
@@ -119,7 +126,11 @@ def test_candidates_sql_rank_matches_the_python_rule(db):
                                               medium_count=SEV_MEDIUM_COUNT)
     assert total == len(cases)
     for row in rows:
-        expected = severity_for(row["status"], row["error_count"], row["event_count"])
+        analysis = analyse_session(db, row["session_id"], Pricer())
+        counts = analysis.counts
+        assert (row["body_events"], row["error_events"], bool(row["failed"])) == (
+            counts.body_events, counts.error_events, analysis.failed), row
+        expected = severity_for(analysis.failed, counts.error_events, counts.body_events)
         assert SEVERITIES[row["severity_rank"] - 1] == expected, row
     assert {SEVERITIES[r["severity_rank"] - 1] for r in rows} == set(SEVERITIES)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from obsctl.services.rates import DEFINITIONS
+
 _ERROR_NAMES = {
     400: "BadRequest",
     401: "Unauthorized",
@@ -12,6 +14,12 @@ _ERROR_NAMES = {
     429: "RateLimited",
     503: "Unavailable",
 }
+
+
+def rate_field(name: str, schema: dict, note: str = "") -> dict:
+    """`schema` described by the rate vocabulary's definition of `name` (services/rates.py),
+    plus `note` (e.g. which rate a spec field named `error_rate` is)."""
+    return {**schema, "description": DEFINITIONS[name] + (f". {note}" if note else "")}
 
 
 def json_content(schema: dict, description: str = "OK") -> dict:
