@@ -147,3 +147,56 @@ def test_text_tables_show_the_same_counts(db, demo, cli):
         for row in (batch[sid], candidates[sid]):
             assert (int(row["error_events"]), int(row["body_events"]), float(row["error_event_rate"])) == (
                 errors, body, rate)
+
+
+def agents_of(events: list[dict]) -> dict[str, str]:
+    return {e["session_id"]: e["agent_name"] for e in events if e["event_type"] == "session_start"}
+
+
+def test_agents_agree_across_scorecards_metrics_sla_alerts_and_analytics(db, settings, client):
+    from obsctl.services.alert_rules import create_rule
+    from obsctl.services.alerts import evaluate_alerts
+    from obsctl.services.analytics import get_analytics
+    from obsctl.services.metrics import compute_metric
+    from obsctl.services.sla import check_sla, put_target
+
+    events = demo_events()
+    ingest_events(db, events)
+    sessions, agents = expected_counts(events), agents_of(events)
+    per_agent: dict[str, list[int]] = {}
+    for sid, (_, _, body, errors, _) in sessions.items():
+        totals = per_agent.setdefault(agents[sid], [0, 0])
+        totals[0] += body
+        totals[1] += errors
+    for agent in per_agent:
+        put_target(db, {"agent_name": agent, "metric": "error_rate", "operator": "<=", "target_value": 5})
+        create_rule(db, {"name": agent, "metric": "error_rate", "operator": ">", "threshold": 1000,
+                         "window_minutes": 1440, "agent_filter": agent})
+    sla = {r["agent_name"]: r["actual_value"] for r in check_sla(db, settings)["results"]}
+    alerts = {r["name"]: r["value"] for r in evaluate_alerts(db, settings)["results"]}
+
+    for agent, (body, errors) in per_agent.items():
+        expected = round(100.0 * errors / body, 2)
+        card = client.get(f"/scorecards/{agent}").get_json()
+        reliability = card["breakdown"]["reliability"]
+        assert (reliability["body_events"], reliability["error_events"],
+                reliability["error_event_rate"]) == (body, errors, expected), agent
+        # the demo's sessions all started today: the last trend point holds them all
+        day = card["trend"][-1]
+        assert (day["body_events"], day["error_events"], day["error_event_rate"], day["error_rate"]) == (
+            body, errors, expected, expected), agent
+        # the alert/SLA metric `error_rate` is the same rate over a window, unrounded
+        window = compute_metric(db, "error_rate", since="2000-01-01T00:00:00.000Z", agent=agent)
+        assert round(window, 2) == round(sla[agent], 2) == round(alerts[agent], 2) == expected, agent
+
+    cards = client.get("/scorecards").get_json()
+    details = [client.get(f"/scorecards/{c['agent']}").get_json()["breakdown"]["reliability"]
+               for c in cards]
+    overview = get_analytics(db)["overview"]
+    assert overview == client.get("/analytics").get_json()["overview"]
+    error_sessions = sum(d["error_sessions"] for d in details)
+    assert (overview["error_sessions"], overview["total_sessions"]) == (
+        error_sessions, sum(d["sessions"] for d in details)) == (1, 12)
+    # analytics' spec `error_rate` is the error session rate, not an event rate
+    assert overview["error_rate"] == overview["error_session_rate"] == round(100.0 * 1 / 12, 2)
+    assert overview["total_events"] == sum(c[0] for c in sessions.values())

@@ -25,7 +25,10 @@ def _overview(row: dict) -> tuple[dict, dict]:
         "active_sessions": row["active_sessions"],
         "completed_sessions": row["completed_sessions"],
         "error_sessions": row["error_sessions"],
+        # The spec's `error_rate` is the error session rate (services/rates.py); the
+        # explicit name says so.
         "error_rate": _ratio(row["error_sessions"], total, 100.0),
+        "error_session_rate": _ratio(row["error_sessions"], total, 100.0),
         "total_events": row["total_events"],
         "total_tokens": tokens,
         "total_tokens_in": row["total_tokens_in"],
