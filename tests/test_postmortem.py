@@ -33,7 +33,7 @@ def test_cascade_severity_title_and_fields(cascade_report):
                        "error_event_rate", "title", "summary", "status", "started_at", "ended_at",
                        "duration_ms", "timeline", "error_cascade", "cost_breakdown",
                        "tool_performance", "contributing_factors", "recommendations", "markdown"]
-    assert r["severity_reason"] == "the session failed and 5 of 6 events failed (83.33%), at least 25%"
+    assert r["severity_reason"] == "status error and 5 of 6 events failed (83.33%), at least 25%"
     assert (r["event_count"], r["error_count"], r["body_events"], r["error_events"],
             r["error_event_rate"]) == (8, 5, 6, 5, 83.33)
     assert r["summary"].startswith("Session rl of agent researcher ran 6 events over 42.0 s and "
@@ -117,8 +117,7 @@ def test_markdown_tables_name_every_column(cascade_report):
 
 def test_markdown_header_shows_the_severity_reason_and_the_denominator(cascade_report):
     md = cascade_report["markdown"]
-    assert ("- **Severity:** SEV-1: the session failed and 5 of 6 events failed (83.33%), at least 25%"
-            in md)
+    assert "- **Severity:** SEV-1: status error and 5 of 6 events failed (83.33%), at least 25%" in md
     assert "- **Events:** 8 (6 without session start/end); 5 of 6 failed (83.33%)" in md
     assert "   - 3 of 5 errors (60%) were rate_limit" in md
 
@@ -182,18 +181,24 @@ def test_parent_id_names_the_cause(db, pricer):
         (None, None), ("a", "followed"), ("a", "parent")]
 
 
-@pytest.mark.parametrize(("failed", "errors", "events", "expected"), [
-    (False, 0, 10, "none"),
-    (True, 0, 10, "none"),       # failed without an error event: nothing to write up
-    (True, 5, 20, "SEV-1"),      # 25% and failed
-    (True, 1, 20, "SEV-2"),      # failed
-    (False, 5, 20, "SEV-2"),     # 25%
-    (False, 1, 20, "SEV-3"),     # 5%
-    (False, 3, 100, "SEV-3"),    # 3 errors
-    (False, 2, 100, "SEV-4"),
+@pytest.mark.parametrize(("status", "errors", "events", "expected"), [
+    ("completed", 0, 10, "none"),
+    ("error", 0, 10, "none"),       # ended in error without an error event: nothing to write up
+    ("error", 5, 20, "SEV-1"),      # 25% and failed
+    ("error", 1, 20, "SEV-2"),      # failed
+    ("completed", 5, 20, "SEV-2"),  # 25%
+    ("completed", 1, 20, "SEV-3"),  # 5%
+    ("active", 3, 100, "SEV-3"),    # 3 errors
+    ("completed", 2, 100, "SEV-4"),
 ])
-def test_severity_rule(failed, errors, events, expected):
-    assert severity_for(failed, errors, events) == expected
+def test_severity_rule(status, errors, events, expected):
+    assert severity_for(status, errors, events) == expected
+
+
+def test_severity_compares_the_rate_as_shown():
+    # 2,000 of 8,001 is 24.9969%, shown as 25%: the severity follows what is shown.
+    assert severity_for("completed", 2000, 8001) == "SEV-2"
+    assert severity_for("completed", 1999, 8001) == "SEV-3"  # 24.98%
 
 
 def _session_with(db, sid: str, status: str, errors: int, ok: int, day: int) -> None:
@@ -222,7 +227,7 @@ def test_candidates_sorted_by_severity_then_errors(db):
         "session_id": "sev1", "agent_name": "a", "started_at": format_ts(sc.T0 - timedelta(days=5)),
         "status": "error", "event_count": 20, "error_count": 6, "body_events": 19, "error_events": 6,
         "error_event_rate": 31.58, "error_rate": 31.58, "severity": "SEV-1",
-        "severity_reason": "the session failed and 6 of 19 events failed (31.58%), at least 25%"}
+        "severity_reason": "status error and 6 of 19 events failed (31.58%), at least 25%"}
 
 
 def test_candidates_filters(db):

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 import sqlite_utils
 
+from obsctl.services.rates import percent
 from obsctl.store import analytics as store
 from obsctl.timeutil import format_ts, now
 
@@ -27,8 +28,8 @@ def _overview(row: dict) -> tuple[dict, dict]:
         "error_sessions": row["error_sessions"],
         # The spec's `error_rate` is the error session rate (services/rates.py); the
         # explicit name says so.
-        "error_rate": _ratio(row["error_sessions"], total, 100.0),
-        "error_session_rate": _ratio(row["error_sessions"], total, 100.0),
+        "error_rate": percent(row["error_sessions"], total) or 0.0,
+        "error_session_rate": percent(row["error_sessions"], total) or 0.0,
         "total_events": row["total_events"],
         "total_tokens": tokens,
         "total_tokens_in": row["total_tokens_in"],

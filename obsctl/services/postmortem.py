@@ -1,18 +1,20 @@
 """Postmortems: the report of one session's failure, and the sessions worth one.
 
-Severity (the same rule for a report and for the candidates list, and the same thresholds
-as triage's errors finding, so that SEV-1/SEV-2 is triage's critical, SEV-3 its warning and
-SEV-4 its info):
+Severity (the same rule for a report and for the candidates list, with the thresholds of
+triage's errors finding):
 
     none   no error events
-    SEV-1  the session failed and its error event rate >= 25%
-    SEV-2  the session failed, or error event rate >= 25%
+    SEV-1  status error and error event rate >= 25%
+    SEV-2  status error, or error event rate >= 25%
     SEV-3  error event rate >= 5%, or 3+ error events
     SEV-4  any other session with errors
 
 where the error event rate is the percent (two decimals, as reported) of the session's body
-events (all but session_start/session_end) that are errors, and a session failed when its
-status is error or its last body event is an error (services/rates.py, triage_analysis.py).
+events (all but session_start/session_end) that are errors (services/rates.py). Triage's
+errors finding is critical for SEV-1/SEV-2 sessions, warning for SEV-3 and info for SEV-4,
+except that triage also counts a session whose last body event failed as failed (critical)
+while the severity reads only the status, which the candidates list ranks in SQL from the
+session totals.
 """
 
 from __future__ import annotations
@@ -42,17 +44,17 @@ CANDIDATES_MAX_LIMIT = 100
 CANDIDATES_DEFAULT_MIN_ERRORS = 1
 
 
-def severity_and_reason(failed: bool, error_events: int, body_events: int) -> tuple[str, str]:
+def severity_and_reason(status: str, error_events: int, body_events: int) -> tuple[str, str]:
     """(SEV-1..SEV-4 or `none`, why), by the rule in the module docstring."""
     if error_events == 0:
         return "none", "no event failed"
     rate = percent(error_events, body_events) or 0.0
     share = f"{error_events:,} of {body_events:,} events failed ({format_percent(rate)})"
-    high = rate >= SEV_HIGH_RATE
+    failed, high = status == "error", rate >= SEV_HIGH_RATE
     if failed and high:
-        return "SEV-1", f"the session failed and {share}, at least {SEV_HIGH_RATE:g}%"
+        return "SEV-1", f"status error and {share}, at least {SEV_HIGH_RATE:g}%"
     if failed:
-        return "SEV-2", f"the session failed; {share}"
+        return "SEV-2", f"status error; {share}"
     if high:
         return "SEV-2", f"{share}, at least {SEV_HIGH_RATE:g}%"
     if rate >= SEV_MEDIUM_RATE:
@@ -62,9 +64,9 @@ def severity_and_reason(failed: bool, error_events: int, body_events: int) -> tu
     return "SEV-4", f"{share}, under {SEV_MEDIUM_RATE:g}% and under {SEV_MEDIUM_COUNT} errors"
 
 
-def severity_for(failed: bool, error_events: int, body_events: int) -> str:
+def severity_for(status: str, error_events: int, body_events: int) -> str:
     """SEV-1..SEV-4, or `none` without error events (rule in the module docstring)."""
-    return severity_and_reason(failed, error_events, body_events)[0]
+    return severity_and_reason(status, error_events, body_events)[0]
 
 
 def _tool_performance(a: SessionAnalysis) -> list[dict]:
@@ -137,7 +139,7 @@ def build_postmortem(a: SessionAnalysis, pricer) -> dict:
         "unpriced_tokens": a.cost["unpriced_tokens"],
     }
     counts = a.counts
-    severity, reason = severity_and_reason(a.failed, counts.error_events, counts.body_events)
+    severity, reason = severity_and_reason(s["status"], counts.error_events, counts.body_events)
     report = {
         "session_id": s["session_id"],
         "agent_name": s["agent_name"],
@@ -178,12 +180,13 @@ def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int | None =
     since = iso_minus(timedelta(days=max(1, min(int(days), 3650)))) if days is not None else None
     rows, total = store.postmortem_candidates(
         db, min_errors=min_errors, limit=limit, agent=agent or None, since=since,
-        high_rate=SEV_HIGH_RATE, medium_rate=SEV_MEDIUM_RATE, medium_count=SEV_MEDIUM_COUNT)
+        high_rate=round(SEV_HIGH_RATE * 100), medium_rate=round(SEV_MEDIUM_RATE * 100),
+        medium_count=SEV_MEDIUM_COUNT)
     candidates = []
     for row in rows:
         counts = SessionEventCounts(row["event_count"], row["error_count"], row["body_events"],
                                     row["error_events"])
-        severity, reason = severity_and_reason(bool(row["failed"]), counts.error_events,
+        severity, reason = severity_and_reason(row["status"], counts.error_events,
                                                counts.body_events)
         candidates.append({
             "session_id": row["session_id"],

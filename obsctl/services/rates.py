@@ -21,8 +21,8 @@ The views that show a rate also carry its two counts under the names above. A se
 `event_count` and `error_count` (as in `sessions list`) count every stored event, lifecycle
 events included, so they are not the denominator of any rate.
 
-Every rate is a percentage from 0 to 100. Reports round it to two decimals and their rules
-(severities) compare the rate as reported; alert and SLA metric values keep full precision
+Every rate is a percentage from 0 to 100. Reports round it half up to two decimals and their
+rules (severities) compare the rate as reported; alert and SLA metric values keep full precision
 so that a threshold comparison is exact. With a zero denominator a session's rate (and the
 analytics overview's) is 0; a window's (alert and SLA metrics, scorecards) is null.
 """
@@ -48,8 +48,17 @@ DEFINITIONS = {
 
 
 def percent(part: int, whole: int) -> float | None:
-    """`part` of `whole` in percent with two decimals; None when `whole` is 0."""
-    return round(100.0 * part / whole, 2) if whole else None
+    """`part` of `whole` in percent, rounded half up to two decimals; None when `whole` is 0.
+
+    Computed in integers (hundredths of a percent), so the SQL that ranks sessions by the
+    same rate (store/triage.py) gets exactly the same number.
+    """
+    return hundredths(part, whole) / 100 if whole else None
+
+
+def hundredths(part: int, whole: int) -> int:
+    """`part` of `whole` in hundredths of a percent, rounded half up (0 when `whole` is 0)."""
+    return (20000 * part + whole) // (2 * whole) if whole else 0
 
 
 def format_percent(rate: float | None) -> str:

@@ -32,6 +32,7 @@ import statistics
 from dataclasses import dataclass
 
 from obsctl.services.grades import GRADE_BANDS, grade_for  # noqa: F401 (re-exported)
+from obsctl.services.rates import percent
 
 DIMENSIONS = ("reliability", "performance", "efficiency", "throughput")
 EVENT_ERROR_WEIGHT = 5
@@ -144,8 +145,9 @@ def score(totals: AgentTotals, ref: FleetReference) -> dict:
     breakdown = {
         "reliability": {
             "body_events": totals.events, "error_events": totals.error_events,
-            "error_event_rate": _r(error_rate), "sessions": totals.sessions,
-            "error_sessions": totals.error_sessions, "error_session_rate": _r(session_error_rate),
+            "error_event_rate": percent(totals.error_events, totals.events),
+            "sessions": totals.sessions, "error_sessions": totals.error_sessions,
+            "error_session_rate": percent(totals.error_sessions, totals.sessions),
             "event_score": _r(event_part), "session_score": _r(session_part),
         },
         "performance": {
@@ -163,8 +165,10 @@ def score(totals: AgentTotals, ref: FleetReference) -> dict:
         },
         "throughput": {
             "sessions": totals.sessions, "completed_sessions": totals.completed_sessions,
-            "completion_rate": _r(completion_rate), "fleet_sessions": _r(ref.sessions),
-            "volume_score": _r(volume_part), "completion_score": _r(completion_rate),
+            "completion_rate": percent(totals.completed_sessions, totals.sessions),
+            "fleet_sessions": _r(ref.sessions),
+            "volume_score": _r(volume_part),
+            "completion_score": percent(totals.completed_sessions, totals.sessions),
         },
     }
     return {"overall_score": overall, "grade": grade_for(overall), "dimensions": dimensions,

@@ -111,41 +111,12 @@ def recent_session_ids(db: sqlite_utils.Database, *, limit: int, min_events: int
 
 
 CANDIDATE_COLUMNS = ("session_id", "agent_name", "started_at", "status", "event_count",
-                     "error_count", "body_events", "error_events", "failed", "severity_rank")
+                     "error_count", "body_events", "error_events", "severity_rank")
 
-# Per candidate session: its lifecycle events and their errors (two seeks in the covering
-# idx_events_session_stats), which turn the session totals into body-event counts, and
-# whether its last body event failed (a backwards walk of idx_events_session_ts that stops
-# at the first body event).
-_CANDIDATES = f"""
-WITH base AS (
-    SELECT s.session_id, s.agent_name, s.started_at, s.status, s.event_count, s.error_count,
-           (SELECT COUNT(*) FROM events e
-            WHERE e.session_id = s.session_id AND e.event_type IN {_LIFECYCLE}) AS lifecycle,
-           (SELECT COUNT(*) FROM events e
-            WHERE e.session_id = s.session_id AND e.event_type IN {_LIFECYCLE}
-              AND e.is_error = 1) AS lifecycle_errors,
-           (SELECT e.is_error FROM events e
-            WHERE e.session_id = s.session_id AND e.event_type NOT IN {_LIFECYCLE}
-            ORDER BY e.timestamp DESC, e.id DESC LIMIT 1) AS last_failed
-    FROM sessions s {{where}}
-), counted AS (
-    SELECT session_id, agent_name, started_at, status, event_count, error_count,
-           event_count - lifecycle AS body_events, error_count - lifecycle_errors AS error_events,
-           (status = 'error' OR COALESCE(last_failed, 0) = 1) AS failed
-    FROM base
-), ranked AS (
-    SELECT *, CASE WHEN error_events = 0 THEN 5
-                   WHEN failed AND {{rate}} >= :high THEN 1
-                   WHEN failed OR {{rate}} >= :high THEN 2
-                   WHEN {{rate}} >= :medium OR error_events >= :count THEN 3
-                   ELSE 4 END AS severity_rank
-    FROM counted WHERE error_events >= :min_errors
-)
-"""
-# The error event rate as reported (percent, two decimals), so that the rank and the
-# severity shown beside it use the same number.
-_RATE = "ROUND(100.0 * error_events / MAX(body_events, 1), 2)"
+# The error event rate as reported, in hundredths of a percent rounded half up: the integer
+# arithmetic of services/rates.hundredths, so that the rank and the severity shown beside it
+# compare exactly the same number.
+_RATE = "((20000 * error_events + body_events) / (2 * MAX(body_events, 1)))"
 
 
 def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int, limit: int,
@@ -156,26 +127,28 @@ def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int, limit: 
     count. Each row has the columns CANDIDATE_COLUMNS.
 
     severity_rank follows services.postmortem.severity_for (1 = SEV-1 ... 4 = SEV-4,
-    5 = none), from the session's body-event counts (events other than session_start and
-    session_end) and whether it failed (status error, or its last body event is an error);
-    the service passes its thresholds (rates in percent) so the rule is written once.
+    5 = none) on the session's body-event totals (events other than session_start and
+    session_end, kept by ingest); the service passes its thresholds (rates in hundredths of
+    a percent) so the rule is written once.
     """
-    # Stored error_count bounds error_events from above: sessions below it are skipped
-    # before the per-session subqueries run.
-    where, params = "WHERE s.error_count >= :min_errors", {"min_errors": min_errors}
+    where, params = "WHERE error_events >= ?", [min_errors]
     if agent is not None:
-        where += " AND s.agent_name = :agent"
-        params["agent"] = agent
+        where += " AND agent_name = ?"
+        params.append(agent)
     if since is not None:
-        where += " AND s.started_at >= :since"
-        params["since"] = since
-    params.update(high=high_rate, medium=medium_rate, count=medium_count, limit=limit)
-    sql = _CANDIDATES.format(where=where, rate=_RATE)
+        where += " AND started_at >= ?"
+        params.append(since)
+    rank = (
+        f"CASE WHEN error_events = 0 THEN 5"
+        f" WHEN status = 'error' AND {_RATE} >= ? THEN 1"
+        f" WHEN status = 'error' OR {_RATE} >= ? THEN 2"
+        f" WHEN {_RATE} >= ? OR error_events >= ? THEN 3 ELSE 4 END"
+    )
     conn = db.conn
-    total = conn.execute(f"{sql} SELECT COUNT(*) FROM ranked", params).fetchone()[0]
+    total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
     cursor = conn.execute(
-        f"{sql} SELECT {', '.join(CANDIDATE_COLUMNS)} FROM ranked "
-        f"ORDER BY severity_rank, error_events DESC, started_at DESC, session_id LIMIT :limit",
-        params,
+        f"SELECT {', '.join(CANDIDATE_COLUMNS[:-1])}, {rank} AS r FROM sessions {where} "
+        f"ORDER BY r, error_events DESC, started_at DESC, session_id LIMIT ?",
+        [high_rate, high_rate, medium_rate, medium_count, *params, limit],
     )
     return [dict(zip(CANDIDATE_COLUMNS, row)) for row in cursor], total
