@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# One sentence per name, for the API document (web/openapi_util.py) and `--help` texts.
+# One sentence per name, for the field descriptions of the API document (web/openapi_util.py).
 DEFINITIONS = {
     "event_count": "Every stored event of the session, session_start and session_end included "
                    "(as in `sessions list`)",
