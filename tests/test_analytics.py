@@ -47,8 +47,8 @@ def test_analytics_values_are_exact(db):
     assert get_analytics(db, at=AT) == {
         "overview": {
             "total_sessions": 4, "active_sessions": 1, "completed_sessions": 2, "error_sessions": 1,
-            "error_rate": 25.0, "total_events": 13, "total_tokens": 675, "total_tokens_in": 465,
-            "total_tokens_out": 210, "avg_tokens_per_session": 168.75,
+            "error_rate": 25.0, "error_session_rate": 25.0, "total_events": 13, "total_tokens": 675,
+            "total_tokens_in": 465, "total_tokens_out": 210, "avg_tokens_per_session": 168.75,
             "earliest_session": "2025-11-01T08:00:00.000Z", "latest_session": "2026-03-05T15:00:00.000Z",
         },
         # Ended sessions only: 10 s, 2 min (across midnight) and 30 s.
@@ -83,8 +83,8 @@ def test_empty_database(db):
     assert get_analytics(db, at=AT) == {
         "overview": {
             "total_sessions": 0, "active_sessions": 0, "completed_sessions": 0, "error_sessions": 0,
-            "error_rate": 0.0, "total_events": 0, "total_tokens": 0, "total_tokens_in": 0,
-            "total_tokens_out": 0, "avg_tokens_per_session": 0.0,
+            "error_rate": 0.0, "error_session_rate": 0.0, "total_events": 0, "total_tokens": 0,
+            "total_tokens_in": 0, "total_tokens_out": 0, "avg_tokens_per_session": 0.0,
             "earliest_session": None, "latest_session": None,
         },
         "duration": {"avg_ms": None, "min_ms": None, "max_ms": None},
@@ -186,6 +186,17 @@ def test_api_equals_cli_json(db, cli, client):
 def test_cli_piped_prints_json(db, cli):
     seed(db)
     assert json.loads(cli("analytics").stdout)["overview"]["total_sessions"] == 4
+
+
+def test_cli_terminal_panel_names_the_session_rate_and_its_denominator(db, cli, monkeypatch):
+    from obsctl.cli import analytics as analytics_cli
+
+    seed(db)
+    monkeypatch.setattr(analytics_cli, "stdout_is_tty", lambda: True)
+    out = " ".join(cli("analytics", env={"COLUMNS": "200"}).stdout.split())
+    # error_rate is a share of sessions; the events line separates lifecycle events.
+    assert "1 error); in error: 1 of 4 sessions (25.00%)" in out
+    assert "events 13 (7 without session start/end)" in out
 
 
 def test_analytics_has_its_own_rate_limit_group(make_app):

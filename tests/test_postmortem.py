@@ -28,12 +28,16 @@ def test_cascade_severity_title_and_fields(cascade_report):
     r = cascade_report
     assert r["severity"] == "SEV-1"  # status error and 5/8 errors >= 25%
     assert r["title"] == "researcher session rl failed: Rate limiting"
-    assert list(r) == ["session_id", "agent_name", "generated_at", "severity", "title", "summary",
-                       "status", "started_at", "ended_at", "duration_ms", "timeline", "error_cascade",
-                       "cost_breakdown", "tool_performance", "contributing_factors",
-                       "recommendations", "markdown"]
+    assert list(r) == ["session_id", "agent_name", "generated_at", "severity", "severity_reason",
+                       "event_count", "error_count", "body_events", "error_events",
+                       "error_event_rate", "title", "summary", "status", "started_at", "ended_at",
+                       "duration_ms", "timeline", "error_cascade", "cost_breakdown",
+                       "tool_performance", "contributing_factors", "recommendations", "markdown"]
+    assert r["severity_reason"] == "status error and 5 of 6 events failed (83.33%), at least 25%"
+    assert (r["event_count"], r["error_count"], r["body_events"], r["error_events"],
+            r["error_event_rate"]) == (8, 5, 6, 5, 83.33)
     assert r["summary"].startswith("Session rl of agent researcher ran 6 events over 42.0 s and "
-                                   "ended with status error. 5 of 6 events failed (83.3%) in 1 cascade(s)")
+                                   "ended with status error. 5 of 6 events failed (83.33%) in 1 cascade(s)")
 
 
 def test_cascade_timeline(cascade_report):
@@ -99,6 +103,25 @@ def test_markdown_has_every_section(cascade_report):
     assert "1. **Rate limiting** (likelihood 0.84)" in md
 
 
+def test_markdown_tables_name_every_column(cascade_report):
+    headers = [line for line in cascade_report["markdown"].splitlines() if line.startswith("| ")
+               and line.endswith(" |") and not line[2].isdigit() and "---" not in line]
+    assert headers, "no table in the postmortem"
+    for header in headers:
+        cells = [cell.strip() for cell in header[1:-1].split("|")]
+        assert all(cells), f"a column without a name: {header!r}"
+    assert "| # | Elapsed | Event | Description | Duration | Flags |" in headers
+    assert "| 6 | +40.000s | tool_call | web_search failed (timeout): web_search timed out after " \
+           "30000 ms | 30,000 ms | **ERROR** |" in cascade_report["markdown"]
+
+
+def test_markdown_header_shows_the_severity_reason_and_the_denominator(cascade_report):
+    md = cascade_report["markdown"]
+    assert "- **Severity:** SEV-1: status error and 5 of 6 events failed (83.33%), at least 25%" in md
+    assert "- **Events:** 8 (6 without session start/end); 5 of 6 failed (83.33%)" in md
+    assert "   - 3 of 5 errors (60%) were rate_limit" in md
+
+
 def test_markdown_escapes_user_text(db, pricer):
     ingest_events(db, [{"session_id": "md", "event_type": "error", "timestamp": sc.ts(0),
                         "output_data": {"error": "bad | pipe and [link](http://x) <b>"}}])
@@ -160,6 +183,7 @@ def test_parent_id_names_the_cause(db, pricer):
 
 @pytest.mark.parametrize(("status", "errors", "events", "expected"), [
     ("completed", 0, 10, "none"),
+    ("error", 0, 10, "none"),       # ended in error without an error event: nothing to write up
     ("error", 5, 20, "SEV-1"),      # 25% and failed
     ("error", 1, 20, "SEV-2"),      # failed
     ("completed", 5, 20, "SEV-2"),  # 25%
@@ -169,6 +193,12 @@ def test_parent_id_names_the_cause(db, pricer):
 ])
 def test_severity_rule(status, errors, events, expected):
     assert severity_for(status, errors, events) == expected
+
+
+def test_severity_compares_the_rate_as_shown():
+    # 2,000 of 8,001 is 24.9969%, shown as 25%: the severity follows what is shown.
+    assert severity_for("completed", 2000, 8001) == "SEV-2"
+    assert severity_for("completed", 1999, 8001) == "SEV-3"  # 24.98%
 
 
 def _session_with(db, sid: str, status: str, errors: int, ok: int, day: int) -> None:
@@ -195,7 +225,9 @@ def test_candidates_sorted_by_severity_then_errors(db):
     assert data["total"] == 5
     assert data["candidates"][0] == {
         "session_id": "sev1", "agent_name": "a", "started_at": format_ts(sc.T0 - timedelta(days=5)),
-        "status": "error", "error_count": 6, "event_count": 20, "error_rate": 30.0, "severity": "SEV-1"}
+        "status": "error", "event_count": 20, "error_count": 6, "body_events": 19, "error_events": 6,
+        "error_event_rate": 31.58, "error_rate": 31.58, "severity": "SEV-1",
+        "severity_reason": "status error and 6 of 19 events failed (31.58%), at least 25%"}
 
 
 def test_candidates_filters(db):

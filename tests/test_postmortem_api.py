@@ -136,8 +136,9 @@ def test_cli_errors(db, run):
 def test_candidates_plain_table(db, run):
     sc.rate_limit_cascade(db)
     lines = run("postmortem", "candidates").stdout.splitlines()
-    assert lines == ["severity\tsession_id\tagent\tstatus\tstarted_at\terrors\tevents\terror %",
-                     f"SEV-1\trl\tresearcher\terror\t{sc.ts(0)}\t5\t8\t62.5"]
+    assert lines == ["severity\tsession_id\tagent\tstatus\tstarted_at\terror_events\tbody_events"
+                     "\terror_event_rate",
+                     f"SEV-1\trl\tresearcher\terror\t{sc.ts(0)}\t5\t6\t83.33"]
 
 
 def test_terminal_renders_markdown(db, run, monkeypatch):

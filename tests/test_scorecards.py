@@ -144,8 +144,8 @@ def test_detail_breakdown_holds_the_raw_inputs(fleet, priced):
     assert card["since"] == "2026-06-03T12:00:00.000Z" and card["until"] == "2026-06-10T12:00:00.000Z"
     assert card["fleet_agents"] == 3
     b = card["breakdown"]
-    assert b["reliability"] == {"events": 10, "error_events": 1, "event_error_rate": 10.0,
-                                "sessions": 2, "error_sessions": 1, "session_error_rate": 50.0,
+    assert b["reliability"] == {"body_events": 10, "error_events": 1, "error_event_rate": 10.0,
+                                "sessions": 2, "error_sessions": 1, "error_session_rate": 50.0,
                                 "event_score": 50.0, "session_score": 50.0}
     assert b["performance"] == {"timed_events": 10, "p50_duration_ms": 500.0,
                                 "p95_duration_ms": 1000.0, "fleet_p50_duration_ms": 350.0,
@@ -165,12 +165,14 @@ def test_trend_has_one_point_per_day_scored_against_the_window_fleet(fleet, pric
     assert trend[-1]["end"] == "2026-06-10T12:00:00.000Z"
     assert [p["sessions"] for p in trend] == [0, 0, 0, 0, 1, 1, 0]
     assert trend[0] == {"day": "2026-06-03", "start": "2026-06-03T12:00:00.000Z",
-                        "end": "2026-06-04T12:00:00.000Z", "sessions": 0, "error_rate": None,
+                        "end": "2026-06-04T12:00:00.000Z", "sessions": 0, "body_events": 0,
+                        "error_events": 0, "error_event_rate": None, "error_rate": None,
                         "overall_score": None, "grade": None}
     # Day 5 holds a1 only: reliability (44.44 + 100) / 2 = 72.22; performance p50 500 -> 70,
     # p95 900 -> 77.78 => 73.89; efficiency 600 tokens vs 450 -> 75, cost -> 100 => 87.5;
     # throughput: volume capped at 100 (fleet 2 / 7 per day), completed => 100.
-    assert trend[5]["error_rate"] == 11.11
+    assert (trend[5]["error_events"], trend[5]["body_events"], trend[5]["error_event_rate"],
+            trend[5]["error_rate"]) == (1, 9, 11.11, 11.11)
     assert (trend[5]["overall_score"], trend[5]["grade"]) == (83.4, "B")
     assert trend[4]["error_rate"] == 0.0  # a2: one event, no error (the session ended in error)
 
@@ -198,7 +200,7 @@ def test_lifecycle_events_do_not_count(db, priced):
          "duration_ms": 10},
     ])
     card = get_scorecard(db, priced, "solo", at=AT)
-    assert card["breakdown"]["reliability"]["events"] == 1
+    assert card["breakdown"]["reliability"]["body_events"] == 1
     assert card["breakdown"]["performance"]["p95_duration_ms"] == 10.0
     # an active session is not completed
     assert card["breakdown"]["throughput"]["completion_rate"] == 0.0

@@ -120,6 +120,18 @@ def test_cli_show_prints_json_when_piped(fleet, cli, prices_env):
     assert orjson.loads(result.stdout)["overall_score"] == 76.95
 
 
+def test_cli_show_on_a_terminal_gives_every_rate_its_denominator(fleet, cli, prices_env, monkeypatch):
+    from obsctl.cli import scorecards as scorecards_cli
+
+    monkeypatch.setattr(scorecards_cli, "stdout_is_tty", lambda: True)
+    result = cli("scorecards", "show", "alpha", env={**prices_env, "COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "error events 1 of 10 (10.00%), error sessions 1 of 2 (50.00%)" in out
+    assert "completed 1 of 2 (50.00%)" in out
+    assert "1 of 9 (11.11%)" in out  # the trend day of session a1
+
+
 def test_cli_errors_are_one_line(fleet, cli):
     result = cli("scorecards", "show", "nobody")
     assert result.exit_code == 1

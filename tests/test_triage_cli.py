@@ -45,10 +45,11 @@ def test_batch_plain_table_when_piped(db, run):
     sc.rate_limit_cascade(db)
     sc.runaway_loop(db)
     lines = run("triage", "batch").stdout.splitlines()
-    assert lines[0].split("\t") == ["score", "grade", "severity", "session_id", "agent", "events",
-                                    "errors", "top finding"]
-    assert [line.split("\t")[:4] for line in lines[1:]] == [
-        ["36.7", "F", "critical", "rl"], ["93.0", "A", "warning", "loop"]]
+    assert lines[0].split("\t") == ["score", "grade", "severity", "session_id", "agent", "error_events",
+                                    "body_events", "error_event_rate", "top finding"]
+    assert [line.split("\t")[:8] for line in lines[1:]] == [
+        ["36.7", "F", "critical", "rl", "researcher", "5", "6", "83.33"],
+        ["93.0", "A", "warning", "loop", "crawler", "0", "15", "0.0"]]
 
 
 def test_unknown_session_exits_1_with_one_line(db, run):

@@ -31,7 +31,7 @@ def test_rate_limit_cascade(db, pricer):
     assert report["health_score"] == 36.7
     assert report["grade"] == "F"
     first = report["findings"][0]
-    assert first["title"] == "5 error(s) in 6 events (83.33%); the session ended in failure"
+    assert first["title"] == "5 of 6 events failed (83.33%); the session ended in failure"
     assert first["evidence"]["kinds"] == {"rate_limit": 3, "timeout": 1, "other": 1}
     assert "Back off exponentially" in first["suggestion"]
     assert report["findings"][1]["evidence"]["pattern"] == (
@@ -40,7 +40,8 @@ def test_rate_limit_cascade(db, pricer):
     assert tool["title"] == "Tool web_search failed 1 of 1 call(s) (100.0%)"
     assert tool["evidence"]["failure_modes"][0]["kind"] == "timeout"
     assert report["metrics"] == {
-        "duration_ms": 42000.0, "total_tokens": 1500, "error_count": 5, "event_count": 8,
+        "duration_ms": 42000.0, "total_tokens": 1500, "event_count": 8, "error_count": 5,
+        "body_events": 6, "error_events": 5, "error_event_rate": 83.33,
         "error_rate": 83.33, "tokens_in": 1200, "tokens_out": 300, "processing_ms": 30900.0,
         "cost_usd": 0.006,
     }

@@ -15,6 +15,8 @@ from obsctl.services.postmortem import (
     SEVERITIES,
     severity_for,
 )
+from obsctl.services.pricing import Pricer
+from obsctl.services.triage_analysis import analyse_session
 from obsctl.services.triage_anomaly import check_metric, median, nearest_rank, robust_scale
 from obsctl.services.triage_errors import classify_error, fingerprint, normalise_message
 from obsctl.store import triage as store
@@ -104,24 +106,33 @@ def test_too_few_samples_is_no_data():
 
 
 def test_candidates_sql_rank_matches_the_python_rule(db):
+    # (status, errors, successes), plus one session whose session_end itself carries an error
     cases = [("completed", 0, 9), ("error", 4, 9), ("error", 1, 49), ("completed", 3, 9),
-             ("completed", 1, 19), ("active", 3, 97), ("completed", 2, 98), ("error", 0, 9)]
+             ("completed", 1, 19), ("active", 3, 97), ("completed", 2, 98), ("error", 0, 9),
+             ("completed", 2000, 6001), ("completed", 1999, 6002)]
     for i, (status, errors, ok) in enumerate(cases):
         events = [{"session_id": f"s{i}", "event_type": "timeout", "timestamp": sc.ts(j)} for j in range(errors)]
         events += [{"session_id": f"s{i}", "event_type": "llm_call", "timestamp": sc.ts(100 + j)}
                    for j in range(ok)]
         if status != "active":
             events.append({"session_id": f"s{i}", "event_type": "session_end", "status": status,
-                           "timestamp": sc.ts(500)})
+                           "timestamp": sc.ts(500), "output_data": {"error": "x"} if i == 1 else None})
         ingest_events(db, events)
     rows, total = store.postmortem_candidates(db, min_errors=0, limit=100, agent=None, since=None,
-                                              high_rate=SEV_HIGH_RATE, medium_rate=SEV_MEDIUM_RATE,
+                                              high_rate=round(SEV_HIGH_RATE * 100),
+                                              medium_rate=round(SEV_MEDIUM_RATE * 100),
                                               medium_count=SEV_MEDIUM_COUNT)
     assert total == len(cases)
     for row in rows:
-        expected = severity_for(row["status"], row["error_count"], row["event_count"])
+        counts = analyse_session(db, row["session_id"], Pricer()).counts
+        assert (row["event_count"], row["error_count"], row["body_events"], row["error_events"]) == (
+            counts.event_count, counts.error_count, counts.body_events, counts.error_events), row
+        expected = severity_for(row["status"], counts.error_events, counts.body_events)
         assert SEVERITIES[row["severity_rank"] - 1] == expected, row
     assert {SEVERITIES[r["severity_rank"] - 1] for r in rows} == set(SEVERITIES)
+    # the session_end's own error counts in error_count, not in error_events
+    s1 = next(r for r in rows if r["session_id"] == "s1")
+    assert (s1["error_count"], s1["error_events"], s1["body_events"]) == (5, 4, 13)
 
 
 def test_baseline_queries_use_the_indexes(db):

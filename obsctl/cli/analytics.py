@@ -25,7 +25,10 @@ def analytics_command(
 
     On a terminal: a panel, tables and a bar chart; piped (or with --json): the API's JSON.
 
-    Example: obsctl analytics --json | jq .overview.error_rate
+    `overview.error_rate` (also named `error_session_rate`) is the percent of sessions whose
+    status is error, not of events.
+
+    Example: obsctl analytics --json | jq .overview.error_session_rate
     """
     from obsctl.services.analytics import get_analytics
 
@@ -65,8 +68,11 @@ def _render(data: dict) -> None:
         f"sessions [bold]{fmt_number(o['total_sessions'])}[/bold]  "
         f"([cyan]{fmt_number(o['active_sessions'])} active[/cyan], "
         f"[green]{fmt_number(o['completed_sessions'])} completed[/green], "
-        f"[red]{fmt_number(o['error_sessions'])} error[/red]; error rate {o['error_rate']:.2f}%)\n"
-        f"events [bold]{fmt_number(o['total_events'])}[/bold]  tokens [bold]{fmt_number(o['total_tokens'])}[/bold] "
+        f"[red]{fmt_number(o['error_sessions'])} error[/red]); in error: "
+        f"{fmt_number(o['error_sessions'])} of {fmt_number(o['total_sessions'])} sessions "
+        f"({o['error_session_rate']:.2f}%)\n"
+        f"events [bold]{fmt_number(o['total_events'])}[/bold] "
+        f"({fmt_number(sum(t['count'] for t in data['event_types']))} without session start/end)  tokens [bold]{fmt_number(o['total_tokens'])}[/bold] "
         f"({fmt_number(o['total_tokens_in'])} in / {fmt_number(o['total_tokens_out'])} out, "
         f"{fmt_number(o['avg_tokens_per_session'])} per session)\n"
         f"session duration ms: avg {fmt_number(d['avg_ms'])}, min {fmt_number(d['min_ms'])}, max {fmt_number(d['max_ms'])}\n"

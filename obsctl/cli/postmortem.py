@@ -19,7 +19,7 @@ from obsctl.cli.base import (
     settings_of,
     stdout_is_tty,
 )
-from obsctl.cli.triage import DefaultCommandGroup
+from obsctl.cli.triage import DefaultCommandGroup, error_cells
 from obsctl.errors import InvalidInput
 from obsctl.services import postmortem as service
 
@@ -94,6 +94,10 @@ def candidates_command(
 ) -> None:
     """List sessions worth a postmortem: most severe first, then most errors.
 
+    Errors are counted over the body events (all but session_start/session_end):
+    error_rate, also named error_event_rate, is error_events / body_events in percent, the
+    same number triage and the postmortem show for the session.
+
     Example: obsctl postmortem candidates --min-errors 3 --days 7
     """
     data = service.postmortem_candidates(open_database(ctx), min_errors=min_errors, limit=limit,
@@ -112,7 +116,8 @@ def candidates_command(
             style = SEV_COLOURS[severity]
             severity = f"[{style}]{severity}[/{style}]"
         rows.append([severity, text(c["session_id"]), text(c["agent_name"]), c["status"],
-                     c["started_at"], c["error_count"], c["event_count"], c["error_rate"]])
+                     c["started_at"], *error_cells(c, tty)])
+    counts = ["errors"] if tty else ["error_events", "body_events", "error_event_rate"]
     render_table(f"{len(rows)} of {data['total']} sessions with errors",
-                 ["severity", "session_id", "agent", "status", "started_at", "errors", "events",
-                  "error %"], rows, justify={"errors": "right", "events": "right", "error %": "right"})
+                 ["severity", "session_id", "agent", "status", "started_at", *counts], rows,
+                 justify={h: "right" for h in counts})

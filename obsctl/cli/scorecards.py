@@ -73,9 +73,10 @@ def _fmt(value, digits: int = 2, unit: str = "") -> str:
 def _details(b: dict) -> dict[str, str]:
     r, p, e, t = b["reliability"], b["performance"], b["efficiency"], b["throughput"]
     return {
-        "reliability": f"event errors {_fmt(r['event_error_rate'], unit='%')} "
-                       f"({r['error_events']}/{r['events']}), error sessions "
-                       f"{_fmt(r['session_error_rate'], unit='%')} ({r['error_sessions']}/{r['sessions']})",
+        "reliability": f"error events {r['error_events']:,} of {r['body_events']:,} "
+                       f"({_fmt(r['error_event_rate'], unit='%')}), error sessions "
+                       f"{r['error_sessions']:,} of {r['sessions']:,} "
+                       f"({_fmt(r['error_session_rate'], unit='%')})",
         "performance": f"p50 {_fmt(p['p50_duration_ms'], 1, 'ms')} (fleet "
                        f"{_fmt(p['fleet_p50_duration_ms'], 1, 'ms')}), p95 "
                        f"{_fmt(p['p95_duration_ms'], 1, 'ms')} (fleet {_fmt(p['fleet_p95_duration_ms'], 1, 'ms')})",
@@ -83,7 +84,8 @@ def _details(b: dict) -> dict[str, str]:
                       f"{_fmt(e['fleet_tokens_per_session'], 0)}), cost/session "
                       f"${_fmt(e['cost_per_session'], 4)} (fleet ${_fmt(e['fleet_cost_per_session'], 4)})",
         "throughput": f"{t['sessions']} sessions (fleet {_fmt(t['fleet_sessions'], 1)}), "
-                      f"completed {_fmt(t['completion_rate'], unit='%')}",
+                      f"completed {t['completed_sessions']:,} of {t['sessions']:,} "
+                      f"({_fmt(t['completion_rate'], unit='%')})",
     }
 
 
@@ -126,7 +128,15 @@ def show_command(
                  [[d, f"{card['dimensions'][d]['score']:.2f}", _grade(card["dimensions"][d]["grade"]),
                    details[d]] for d in DIMENSIONS], justify={"score": "right"})
     trend = card["trend"]
-    render_table(f"daily trend  {_sparkline(trend)}", ["day", "sessions", "error rate", "overall score"],
-                 [[p["day"], p["sessions"], _fmt(p["error_rate"], unit="%"),
-                   _bar(p["overall_score"], p["grade"])] for p in trend],
-                 justify={"sessions": "right", "error rate": "right"})
+    render_table(f"daily trend  {_sparkline(trend)}", ["day", "sessions", "error events", "overall score"],
+                 [[p["day"], p["sessions"], _errors(p), _bar(p["overall_score"], p["grade"])]
+                  for p in trend],
+                 justify={"sessions": "right", "error events": "right"})
+
+
+def _errors(point: dict) -> str:
+    """A trend day's error events with their denominator: `5 of 23 (21.74%)`."""
+    if not point["body_events"]:
+        return "-"
+    return (f"{point['error_events']:,} of {point['body_events']:,} "
+            f"({_fmt(point['error_event_rate'], unit='%')})")

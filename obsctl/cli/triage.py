@@ -15,6 +15,7 @@ from obsctl.cli.base import (
     stdout_is_tty,
 )
 from obsctl.services import triage as service
+from obsctl.services.rates import format_percent
 
 TOP_FINDING_CHARS = 60
 SEVERITY_COLOURS = {"critical": "bold red", "warning": "yellow", "info": "cyan", "healthy": "green"}
@@ -82,11 +83,17 @@ def render_report(report: dict) -> None:
     cost = "unpriced" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
     duration = "-" if m["duration_ms"] is None else f"{m['duration_ms'] / 1000:.1f} s"
     severity = report["severity"]
+    # The severity is the worst finding's while the score sums every term, so a high score
+    # can sit beside a critical finding: name the finding that set the severity.
+    worst = report["findings"][0] if report["findings"] else None
+    because = f" from {worst['category']}: {escape(worst['title'])}" if worst else ""
     header = (
         f"[bold]Health {report['health_score']:g}/100[/bold]  grade [bold]{report['grade']}[/bold]  "
-        f"{colour(severity, severity.upper())}\n"
-        f"agent {escape(report['agent_name'])} · status {report['status']} · {m['event_count']} events · "
-        f"{m['error_count']} errors ({m['error_rate']}%) · {m['total_tokens']:,} tokens · {cost} · {duration}"
+        f"{colour(severity, severity.upper())}{because}\n"
+        f"agent {escape(report['agent_name'])} · status {report['status']} · "
+        f"{m['event_count']:,} events ({m['body_events']:,} without session start/end), "
+        f"{m['error_events']:,} of {m['body_events']:,} failed ({format_percent(m['error_event_rate'])}) · "
+        f"{m['total_tokens']:,} tokens · {cost} · {duration}"
     )
     out.print(Panel(header, title=f"triage {escape(report['session_id'])}", expand=False,
                     border_style=SEVERITY_COLOURS.get(severity, "white")))
@@ -122,6 +129,10 @@ def batch_command(
 ) -> None:
     """Triage the most recent sessions and list them worst health score first.
 
+    error_events of body_events (events other than session_start/session_end) and their
+    error_event_rate describe each session's errors; the top finding is the one that set its
+    severity.
+
     Example: obsctl triage batch --limit 20 --agent researcher
     """
     data = service.triage_batch(open_database(ctx), pricer=_pricer(ctx), limit=limit,
@@ -133,13 +144,25 @@ def batch_command(
 
     tty = stdout_is_tty()
     text = escape if tty else str
+    # A terminal gets one compact "errors" column ("5 of 8 (62.5%)"); a pipe gets the
+    # three numbers under their JSON names.
+    counts = ["errors"] if tty else ["error_events", "body_events", "error_event_rate"]
     rows = []
     for r in data["reports"]:
         top = r["findings"][0]["title"] if r["findings"] else ""
         severity = colour(r["severity"]) if tty else r["severity"]
         rows.append([r["health_score"], r["grade"], severity, text(r["session_id"]), text(r["agent_name"]),
-                     r["metrics"]["event_count"], r["metrics"]["error_count"],
-                     text(top[:TOP_FINDING_CHARS] if tty else top)])
+                     *error_cells(r["metrics"], tty), text(top[:TOP_FINDING_CHARS] if tty else top)])
+    # The severity is the worst finding's: "top finding" is the one that set it.
     render_table(f"{len(rows)} of {data['total']} sessions, worst first",
-                 ["score", "grade", "severity", "session_id", "agent", "events", "errors", "top finding"],
-                 rows, justify={"score": "right", "events": "right", "errors": "right"})
+                 ["score", "grade", "severity", "session_id", "agent", *counts, "top finding"],
+                 rows, justify={"score": "right", **{h: "right" for h in counts}})
+
+
+def error_cells(counts: dict, tty: bool) -> list:
+    """A session's error events as table cells: `5 of 8 (62.5%)` on a terminal, else the
+    numbers error_events, body_events and error_event_rate."""
+    if tty:
+        return [f"{counts['error_events']:,} of {counts['body_events']:,} "
+                f"({format_percent(counts['error_event_rate'])})"]
+    return [counts["error_events"], counts["body_events"], counts["error_event_rate"]]

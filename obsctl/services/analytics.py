@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 import sqlite_utils
 
+from obsctl.services.rates import percent
 from obsctl.store import analytics as store
 from obsctl.timeutil import format_ts, now
 
@@ -25,7 +26,10 @@ def _overview(row: dict) -> tuple[dict, dict]:
         "active_sessions": row["active_sessions"],
         "completed_sessions": row["completed_sessions"],
         "error_sessions": row["error_sessions"],
-        "error_rate": _ratio(row["error_sessions"], total, 100.0),
+        # The spec's `error_rate` is the error session rate (services/rates.py); the
+        # explicit name says so.
+        "error_rate": percent(row["error_sessions"], total) or 0.0,
+        "error_session_rate": percent(row["error_sessions"], total) or 0.0,
         "total_events": row["total_events"],
         "total_tokens": tokens,
         "total_tokens_in": row["total_tokens_in"],

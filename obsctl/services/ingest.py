@@ -374,8 +374,9 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str]):
         session_id, event_type, ts = row[1], row[2], row[3]
         d = deltas.get(session_id)
         if d is None:
-            # session_id, agent, started_at, in, out, events, errors, duration, last event
-            d = deltas[session_id] = [session_id, row[13] or "unknown", ts, 0, 0, 0, 0, 0.0, ts]
+            # session_id, agent, started_at, in, out, events, errors, duration, last event,
+            # body events, body errors (the last two leave session_start/session_end out)
+            d = deltas[session_id] = [session_id, row[13] or "unknown", ts, 0, 0, 0, 0, 0.0, ts, 0, 0]
         elif d[1] == "unknown" and row[13]:
             d[1] = row[13]
         d[3] += row[5] or 0
@@ -392,4 +393,7 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str]):
         elif event_type == "session_end":
             status = v.status if v.status in ("completed", "error") else "completed"
             ends.append((ts, status, v.final_in, v.final_out, session_id))
+        else:
+            d[9] += 1
+            d[10] += row[15]
     return rows, deltas, starts, ends

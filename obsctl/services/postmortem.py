@@ -1,14 +1,20 @@
 """Postmortems: the report of one session's failure, and the sessions worth one.
 
-Severity (the same rule for a report and for the candidates list, from the session's totals):
+Severity (the same rule for a report and for the candidates list, with the thresholds of
+triage's errors finding):
 
-    none   no errors
-    SEV-1  status error and error rate >= 25%
-    SEV-2  status error, or error rate >= 25%
-    SEV-3  error rate >= 5%, or 3+ errors
+    none   no error events
+    SEV-1  status error and error event rate >= 25%
+    SEV-2  status error, or error event rate >= 25%
+    SEV-3  error event rate >= 5%, or 3+ error events
     SEV-4  any other session with errors
 
-where error rate = error_count / event_count of the session.
+where the error event rate is the percent (two decimals, as reported) of the session's body
+events (all but session_start/session_end) that are errors (services/rates.py). Triage's
+errors finding is critical for SEV-1/SEV-2 sessions, warning for SEV-3 and info for SEV-4,
+except that triage also counts a session whose last body event failed as failed (critical)
+while the severity reads only the status, which the candidates list ranks in SQL from the
+session totals.
 """
 
 from __future__ import annotations
@@ -18,17 +24,19 @@ from datetime import timedelta
 import sqlite_utils
 
 from obsctl.services import postmortem_factors as factors_mod
+from obsctl.services import triage_findings as rules
 from obsctl.services.postmortem_markdown import render_markdown
 from obsctl.services.postmortem_timeline import timeline
+from obsctl.services.rates import SessionEventCounts, format_percent, percent
 from obsctl.services.sessions import clamp_limit
 from obsctl.services.triage_analysis import SessionAnalysis, analyse_session
 from obsctl.services.triage_cost import cost_by_event_type
 from obsctl.store import triage as store
 from obsctl.timeutil import iso_minus, now_iso
 
-SEV_HIGH_RATE = 0.25
-SEV_MEDIUM_RATE = 0.05
-SEV_MEDIUM_COUNT = 3
+SEV_HIGH_RATE = rules.ERROR_RATE_CRITICAL
+SEV_MEDIUM_RATE = rules.ERROR_RATE_WARNING
+SEV_MEDIUM_COUNT = rules.ERRORS_WARNING
 SEVERITIES = ("SEV-1", "SEV-2", "SEV-3", "SEV-4", "none")
 
 CANDIDATES_DEFAULT_LIMIT = 20
@@ -36,18 +44,29 @@ CANDIDATES_MAX_LIMIT = 100
 CANDIDATES_DEFAULT_MIN_ERRORS = 1
 
 
-def severity_for(status: str, error_count: int, event_count: int) -> str:
-    """SEV-1..SEV-4, or `none` without errors (rule in the module docstring)."""
-    if error_count == 0:
-        return "none"
-    rate = error_count / max(event_count, 1)
-    if status == "error" and rate >= SEV_HIGH_RATE:
-        return "SEV-1"
-    if status == "error" or rate >= SEV_HIGH_RATE:
-        return "SEV-2"
-    if rate >= SEV_MEDIUM_RATE or error_count >= SEV_MEDIUM_COUNT:
-        return "SEV-3"
-    return "SEV-4"
+def severity_and_reason(status: str, error_events: int, body_events: int) -> tuple[str, str]:
+    """(SEV-1..SEV-4 or `none`, why), by the rule in the module docstring."""
+    if error_events == 0:
+        return "none", "no event failed"
+    rate = percent(error_events, body_events) or 0.0
+    share = f"{error_events:,} of {body_events:,} events failed ({format_percent(rate)})"
+    failed, high = status == "error", rate >= SEV_HIGH_RATE
+    if failed and high:
+        return "SEV-1", f"status error and {share}, at least {SEV_HIGH_RATE:g}%"
+    if failed:
+        return "SEV-2", f"status error; {share}"
+    if high:
+        return "SEV-2", f"{share}, at least {SEV_HIGH_RATE:g}%"
+    if rate >= SEV_MEDIUM_RATE:
+        return "SEV-3", f"{share}, at least {SEV_MEDIUM_RATE:g}%"
+    if error_events >= SEV_MEDIUM_COUNT:
+        return "SEV-3", f"{share}, at least {SEV_MEDIUM_COUNT} errors"
+    return "SEV-4", f"{share}, under {SEV_MEDIUM_RATE:g}% and under {SEV_MEDIUM_COUNT} errors"
+
+
+def severity_for(status: str, error_events: int, body_events: int) -> str:
+    """SEV-1..SEV-4, or `none` without error events (rule in the module docstring)."""
+    return severity_and_reason(status, error_events, body_events)[0]
 
 
 def _tool_performance(a: SessionAnalysis) -> list[dict]:
@@ -83,8 +102,7 @@ def _summary(a: SessionAnalysis, cascades: dict, factors: list[dict], cost: dict
     parts = [(f"Session {s['session_id']} of agent {s['agent_name']} ran {len(a.work)} events over "
               f"{duration} and {state}.")]
     if a.errors:
-        parts.append(f"{len(a.errors)} of {len(a.work)} events failed "
-                     f"({100 * a.error_rate:.1f}%) in {len(cascades['cascades'])} cascade(s); the "
+        parts.append(f"{a.counts.describe()} in {len(cascades['cascades'])} cascade(s); the "
                      f"longest has {cascades['longest']} error(s).")
         first = a.errors[0]
         parts.append(f"The first error was {first.event_type}"
@@ -120,11 +138,15 @@ def build_postmortem(a: SessionAnalysis, pricer) -> dict:
         "unpriced_models": a.cost["unpriced_models"],
         "unpriced_tokens": a.cost["unpriced_tokens"],
     }
+    counts = a.counts
+    severity, reason = severity_and_reason(s["status"], counts.error_events, counts.body_events)
     report = {
         "session_id": s["session_id"],
         "agent_name": s["agent_name"],
         "generated_at": now_iso(),
-        "severity": severity_for(s["status"], s["error_count"], s["event_count"]),
+        "severity": severity,
+        "severity_reason": reason,
+        **counts.view(),
         "title": _title(a, factors[0] if factors else None),
         "summary": _summary(a, cascades, factors, cost),
         "status": s["status"],
@@ -150,25 +172,31 @@ def postmortem_session(db: sqlite_utils.Database, session_id: str, *, pricer) ->
 def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int | None = None,
                           limit: int | None = None, agent: str | None = None,
                           days: int | None = None) -> dict:
-    """Sessions with at least `min_errors` errors, most severe first, then most errors, then
-    newest: `{"candidates": [...], "total": N}`. `days` keeps sessions started in the last
+    """Sessions with at least `min_errors` error events, most severe first, then most error
+    events, then newest: `{"candidates": [...], "total": N}`. `days` keeps sessions started in the last
     N days (default: all); `agent` keeps one agent's sessions."""
     limit = clamp_limit(limit, CANDIDATES_DEFAULT_LIMIT, CANDIDATES_MAX_LIMIT)
     min_errors = CANDIDATES_DEFAULT_MIN_ERRORS if min_errors is None else max(0, int(min_errors))
     since = iso_minus(timedelta(days=max(1, min(int(days), 3650)))) if days is not None else None
     rows, total = store.postmortem_candidates(
         db, min_errors=min_errors, limit=limit, agent=agent or None, since=since,
-        high_rate=SEV_HIGH_RATE, medium_rate=SEV_MEDIUM_RATE, medium_count=SEV_MEDIUM_COUNT)
+        high_rate=round(SEV_HIGH_RATE * 100), medium_rate=round(SEV_MEDIUM_RATE * 100),
+        medium_count=SEV_MEDIUM_COUNT)
     candidates = []
     for row in rows:
+        counts = SessionEventCounts(row["event_count"], row["error_count"], row["body_events"],
+                                    row["error_events"])
+        severity, reason = severity_and_reason(row["status"], counts.error_events,
+                                               counts.body_events)
         candidates.append({
             "session_id": row["session_id"],
             "agent_name": row["agent_name"],
             "started_at": row["started_at"],
             "status": row["status"],
-            "error_count": row["error_count"],
-            "event_count": row["event_count"],
-            "error_rate": round(100.0 * row["error_count"] / max(row["event_count"], 1), 2),
-            "severity": severity_for(row["status"], row["error_count"], row["event_count"]),
+            **counts.view(),
+            # The spec's name for the same rate (services/rates.py).
+            "error_rate": counts.error_event_rate,
+            "severity": severity,
+            "severity_reason": reason,
         })
     return {"candidates": candidates, "total": total}

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from obsctl.services import rates
 from obsctl.services.triage_analysis import SessionAnalysis, Step
 from obsctl.services.triage_errors import KIND_SUGGESTIONS, KIND_TITLES
 from obsctl.services.triage_findings import (
@@ -142,7 +143,7 @@ def _error_factors(a: SessionAnalysis, cascades: list[Cascade]) -> list[dict]:
         likelihood = round(min(1.0, 0.1 + 0.5 * entry["causal"] + 0.4 * share), 2)
         first = entry["first"]
         title = KIND_TITLES[kind] + (f" in tool {tool}" if tool else "")
-        evidence = [f"{entry['count']} {kind} error(s), {round(100 * share, 1)}% of all errors",
+        evidence = [f"{rates.of(entry['count'], total, 'errors')} were {kind}",
                     f"first at {first.timestamp}: {first.message or first.event_type}"]
         if entry.get("roots"):
             evidence.append("started cascade " + ", ".join(entry["roots"]))

@@ -6,8 +6,8 @@ Built from the report dict only, so the Markdown and the JSON can never disagree
 
 from __future__ import annotations
 
-from obsctl.services.events import LIFECYCLE_TYPES
 from obsctl.services.explain import format_elapsed, md_escape
+from obsctl.services.rates import format_percent
 
 
 def _num(value: float | None, unit: str = "") -> str:
@@ -28,20 +28,18 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _header(r: dict) -> list[str]:
-    errors = r["error_cascade"]["total_errors"]
-    events = len(r["timeline"])
-    steps = sum(1 for e in r["timeline"] if e["event_type"] not in LIFECYCLE_TYPES)
+    events, body, errors = r["event_count"], r["body_events"], r["error_events"]
     return [
         f"# Postmortem: {md_escape(r['title'])}",
         "",
-        f"- **Severity:** {r['severity']}",
+        f"- **Severity:** {r['severity']}: {md_escape(r['severity_reason'])}",
         f"- **Session:** {md_escape(r['session_id'])} (agent {md_escape(r['agent_name'])})",
         f"- **Status:** {r['status']}",
         f"- **Started:** {r['started_at']}",
         f"- **Ended:** {r['ended_at'] or 'not ended (active)'}",
         f"- **Duration:** {_num(r['duration_ms'], ' ms')}",
-        (f"- **Events:** {events:,} ({steps:,} without session start/end, "
-         f"{errors:,} error{'' if errors == 1 else 's'})"),
+        (f"- **Events:** {events:,} ({body:,} without session start/end); {errors:,} of {body:,} "
+         f"failed ({format_percent(r['error_event_rate'])})"),
         f"- **Cost:** {_usd(r['cost_breakdown']['total_usd'])}",
         "",
         "## Summary",
@@ -56,7 +54,8 @@ def _timeline(r: dict) -> list[str]:
         marks = " ".join(m for m, on in (("**ERROR**", e["is_error"]), ("slow", e["slow"])) if on)
         rows.append([str(number), format_elapsed(e["elapsed_ms"]), md_escape(e["event_type"]),
                      md_escape(e["description"]), _num(e["duration_ms"], " ms"), marks])
-    return ["## Timeline", ""] + _table(["#", "Elapsed", "Event", "Description", "Duration", ""], rows)
+    return ["## Timeline", ""] + _table(["#", "Elapsed", "Event", "Description", "Duration", "Flags"],
+                                        rows)
 
 
 def _cascades(r: dict) -> list[str]:

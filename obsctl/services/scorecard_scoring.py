@@ -5,8 +5,10 @@ score as reported (DECISIONS: >=95 A+, >=90 A, >=85 B+, >=80 B, >=70 B-, >=65 C+
 >=50 D, else F).
 
 - reliability = mean of
-    event part   = max(0, 100 - 5 * event error rate %)   (an agent with no events: 100)
-    session part = 100 - share of sessions whose status is `error`, in %
+    event part   = max(0, 100 - 5 * error_event_rate)   (an agent with no body events: 100)
+    session part = 100 - error_session_rate
+  (error_event_rate: percent of the body events, all but session_start/session_end, that are
+  errors; error_session_rate: percent of the sessions whose status is `error`; see rates.py)
 - performance = mean of ratio(p50 duration, fleet p50) and ratio(p95 duration, fleet p95)
 - efficiency  = mean of ratio(tokens per session, fleet value) and ratio(cost per session,
   fleet value); the cost part is left out when none of the agent's events is priced
@@ -30,6 +32,7 @@ import statistics
 from dataclasses import dataclass
 
 from obsctl.services.grades import GRADE_BANDS, grade_for  # noqa: F401 (re-exported)
+from obsctl.services.rates import percent
 
 DIMENSIONS = ("reliability", "performance", "efficiency", "throughput")
 EVENT_ERROR_WEIGHT = 5
@@ -42,7 +45,7 @@ class AgentTotals:
     sessions: int
     error_sessions: int
     completed_sessions: int
-    events: int
+    events: int  # body events (no session_start/session_end)
     error_events: int
     timed_events: int
     p50_ms: float | None
@@ -59,7 +62,8 @@ class AgentTotals:
         return self.cost / self.sessions if self.sessions and self.cost is not None else None
 
     @property
-    def event_error_rate(self) -> float | None:
+    def error_event_rate(self) -> float | None:
+        """Percent of the body events that are errors, unrounded; None without events."""
         return 100.0 * self.error_events / self.events if self.events else None
 
 
@@ -117,7 +121,7 @@ def _r(value: float | None, digits: int = 2) -> float | None:
 
 def score(totals: AgentTotals, ref: FleetReference) -> dict:
     """{"overall_score", "grade", "dimensions": {name: {"score", "grade"}}, "breakdown"}."""
-    error_rate = totals.event_error_rate
+    error_rate = totals.error_event_rate
     session_error_rate = 100.0 * totals.error_sessions / totals.sessions
     completion_rate = 100.0 * totals.completed_sessions / totals.sessions
     event_part = 100.0 if error_rate is None else max(0.0, 100.0 - EVENT_ERROR_WEIGHT * error_rate)
@@ -140,9 +144,10 @@ def score(totals: AgentTotals, ref: FleetReference) -> dict:
     overall = round(sum(d["score"] for d in dimensions.values()) / len(DIMENSIONS), 2)
     breakdown = {
         "reliability": {
-            "events": totals.events, "error_events": totals.error_events,
-            "event_error_rate": _r(error_rate), "sessions": totals.sessions,
-            "error_sessions": totals.error_sessions, "session_error_rate": _r(session_error_rate),
+            "body_events": totals.events, "error_events": totals.error_events,
+            "error_event_rate": percent(totals.error_events, totals.events),
+            "sessions": totals.sessions, "error_sessions": totals.error_sessions,
+            "error_session_rate": percent(totals.error_sessions, totals.sessions),
             "event_score": _r(event_part), "session_score": _r(session_part),
         },
         "performance": {
@@ -160,8 +165,10 @@ def score(totals: AgentTotals, ref: FleetReference) -> dict:
         },
         "throughput": {
             "sessions": totals.sessions, "completed_sessions": totals.completed_sessions,
-            "completion_rate": _r(completion_rate), "fleet_sessions": _r(ref.sessions),
-            "volume_score": _r(volume_part), "completion_score": _r(completion_rate),
+            "completion_rate": percent(totals.completed_sessions, totals.sessions),
+            "fleet_sessions": _r(ref.sessions),
+            "volume_score": _r(volume_part),
+            "completion_score": percent(totals.completed_sessions, totals.sessions),
         },
     }
     return {"overall_score": overall, "grade": grade_for(overall), "dimensions": dimensions,

@@ -7,8 +7,8 @@ with no session in the window have no scorecard. The formulas are in scorecard_s
 - `list_scorecards` -> the array, best `overall_score` first (ties by agent name).
 - `get_scorecard` -> one agent's scorecard plus `breakdown` (the raw inputs and part
   scores of each dimension), `fleet_agents`, `since`/`until`, and `trend`: one point per
-  24-hour day of the window (oldest first) with that day's sessions, event error rate and
-  overall score, scored against the whole window's fleet reference (volume reference
+  24-hour day of the window (oldest first) with that day's sessions, body events, error
+  events and their error_event_rate (also under the name `error_rate`) and overall score, scored against the whole window's fleet reference (volume reference
   divided by `days`) so that the days are measured with the same yardstick.
 """
 
@@ -21,6 +21,7 @@ import sqlite_utils
 
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.services.pricing import Pricer, pricer_for
+from obsctl.services.rates import percent
 from obsctl.services.scorecard_scoring import AgentTotals, fleet_reference, score
 from obsctl.store import scorecards as store
 from obsctl.timeutil import format_ts, now
@@ -122,12 +123,16 @@ def _trend(db, agent: str, start: datetime, since: str, until: str, days: int, r
     for i in range(days):
         t = daily.get(i)
         scored = score(t, day_ref) if t else None
+        rate = percent(t.error_events, t.events) if t else None
         points.append({
             "day": format_ts(start + timedelta(days=i))[:10],
             "start": format_ts(start + timedelta(days=i)),
             "end": format_ts(start + timedelta(days=i + 1)),
             "sessions": t.sessions if t else 0,
-            "error_rate": None if not t or t.event_error_rate is None else round(t.event_error_rate, 2),
+            "body_events": t.events if t else 0,
+            "error_events": t.error_events if t else 0,
+            "error_event_rate": rate,
+            "error_rate": rate,  # the same rate under its DECISIONS name
             "overall_score": scored["overall_score"] if scored else None,
             "grade": scored["grade"] if scored else None,
         })

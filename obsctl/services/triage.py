@@ -81,6 +81,7 @@ def build_report(a: SessionAnalysis) -> dict:
     penalties = score_penalties(a)
     score = health_score(penalties)
     processing = sum((s.duration_ms or 0.0 for s in a.work), 0.0)
+    counts = a.counts
     return {
         "session_id": session["session_id"],
         "agent_name": session["agent_name"],
@@ -92,9 +93,9 @@ def build_report(a: SessionAnalysis) -> dict:
         "metrics": {
             "duration_ms": a.duration_ms,
             "total_tokens": session["total_tokens_in"] + session["total_tokens_out"],
-            "error_count": len(a.errors),
-            "event_count": session["event_count"],
-            "error_rate": round(100.0 * a.error_rate, 2),
+            **counts.view(),
+            # The spec's name for the same rate (services/rates.py).
+            "error_rate": counts.error_event_rate,
             "tokens_in": session["total_tokens_in"],
             "tokens_out": session["total_tokens_out"],
             "processing_ms": round(processing, 3),

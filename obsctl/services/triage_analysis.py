@@ -13,6 +13,7 @@ import orjson
 
 from obsctl.services import triage_anomaly as anomaly
 from obsctl.services.events import LIFECYCLE_TYPES, tool_field
+from obsctl.services.rates import SessionEventCounts
 from obsctl.services.session_fields import as_text, error_message, excerpt, main_text
 from obsctl.services.sessions import require_session
 from obsctl.services.triage_cost import cost_summary
@@ -145,8 +146,16 @@ class SessionAnalysis:
     duration_ms: float | None
 
     @property
+    def counts(self) -> SessionEventCounts:
+        """The session's event counts and error event rate (services/rates.py)."""
+        return SessionEventCounts(
+            event_count=self.session["event_count"], error_count=self.session["error_count"],
+            body_events=len(self.work), error_events=len(self.errors))
+
+    @property
     def error_rate(self) -> float:
-        """Share (0-1) of the non-lifecycle events that are errors."""
+        """Share (0-1) of the body events (non-lifecycle) that are errors, unrounded: the
+        health score's term. Reports show `counts.error_event_rate` instead."""
         return len(self.errors) / len(self.work) if self.work else 0.0
 
     def elapsed_ms(self, step: Step) -> float | None:

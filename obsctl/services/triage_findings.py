@@ -10,8 +10,10 @@ from obsctl.services.triage_errors import KIND_SUGGESTIONS
 SEVERITY_RANK = {"info": 1, "warning": 2, "critical": 3}
 CATEGORIES = ("errors", "tools", "loop", "latency", "anomaly", "drift", "cost")
 
-ERROR_RATE_CRITICAL = 0.25
-ERROR_RATE_WARNING = 0.05
+# The error thresholds, shared with the postmortem severity (services/postmortem.py): the
+# error event rate (percent, as reported) and the number of error events.
+ERROR_RATE_CRITICAL = 25.0
+ERROR_RATE_WARNING = 5.0
 ERRORS_WARNING = 3
 REPEATED_ERROR = 3
 REPEATED_ERROR_CRITICAL = 10
@@ -67,33 +69,44 @@ def _step_ref(a: SessionAnalysis, step) -> dict:
             "event_type": step.event_type, "tool_name": step.tool_name, "message": step.message}
 
 
+def error_severity(failed: bool, error_events: int, error_event_rate: float) -> tuple[str, str]:
+    """(severity, why) of a session's errors: critical when the session failed or 25%+ of
+    its events failed, warning at 5%+ or 3+ errors, else info."""
+    rate = f"{error_event_rate:g}%"
+    if failed:
+        return "critical", "critical because the session ended in failure"
+    if error_event_rate >= ERROR_RATE_CRITICAL:
+        return "critical", f"critical because {rate} of its events failed, at least {ERROR_RATE_CRITICAL:g}%"
+    if error_event_rate >= ERROR_RATE_WARNING:
+        return "warning", f"warning because {rate} of its events failed, at least {ERROR_RATE_WARNING:g}%"
+    if error_events >= ERRORS_WARNING:
+        return "warning", f"warning because {error_events} events failed, at least {ERRORS_WARNING}"
+    return "info", (f"info: under {ERROR_RATE_WARNING:g}% of the events failed and under "
+                    f"{ERRORS_WARNING} errors")
+
+
 def error_findings(a: SessionAnalysis) -> list[dict]:
     """One summary finding for the session's errors, plus one per repeated error group."""
     if not a.errors:
         return []
-    rate = a.error_rate
-    if a.failed or rate >= ERROR_RATE_CRITICAL:
-        severity = "critical"
-    elif rate >= ERROR_RATE_WARNING or len(a.errors) >= ERRORS_WARNING:
-        severity = "warning"
-    else:
-        severity = "info"
+    counts = a.counts
+    severity, why = error_severity(a.failed, counts.error_events, counts.error_event_rate)
     kinds: dict[str, int] = {}
     for step in a.errors:
         kinds[step.kind] = kinds.get(step.kind, 0) + 1
     dominant = max(kinds, key=lambda k: kinds[k])  # first seen wins a tie (dicts keep order)
     last = a.errors[-1]
-    title = f"{len(a.errors)} error(s) in {len(a.work)} events ({_pct(rate)}%)"
+    title = counts.describe()
     if a.failed:
         title += "; the session ended in failure"
     detail = ("Errors by kind: " + ", ".join(f"{k} x{n}" for k, n in kinds.items())
               + f". Last error ({last.event_type}) at {last.timestamp}: {last.message or '-'}")
     if a.failed:
-        detail += (". The session's status is error." if a.session["status"] == "error"
-                   else ". The session's last event failed.")
+        detail += (". The session's status is error" if a.session["status"] == "error"
+                   else ". The session's last event failed")
+    detail += f". Severity {why}."
     findings = [_finding("errors", severity, title, detail, KIND_SUGGESTIONS[dominant], {
-        "error_count": len(a.errors), "event_count": len(a.work), "error_rate_pct": _pct(rate),
-        "failed": a.failed, "status": a.session["status"], "kinds": kinds,
+        **counts.view(), "failed": a.failed, "status": a.session["status"], "kinds": kinds,
         "first_error": _step_ref(a, a.errors[0]), "last_error": _step_ref(a, last),
     })]
     for group in a.groups:
@@ -250,3 +263,4 @@ def worst_severity(findings: list[dict]) -> str:
     if not findings:
         return "healthy"
     return max((f["severity"] for f in findings), key=SEVERITY_RANK.__getitem__)
+

@@ -24,13 +24,16 @@ _INSERT_EVENTS_OR_IGNORE = _INSERT_EVENTS.replace("INSERT INTO", "INSERT OR IGNO
 # them. An 'unknown' agent is replaced by the first real agent name seen.
 _UPSERT_SESSIONS = """
 INSERT INTO sessions (session_id, agent_name, started_at, status, total_tokens_in,
-                      total_tokens_out, event_count, error_count, total_duration_ms, last_event_at)
-VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)
+                      total_tokens_out, event_count, error_count, total_duration_ms, last_event_at,
+                      body_events, error_events)
+VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(session_id) DO UPDATE SET
     total_tokens_in = total_tokens_in + excluded.total_tokens_in,
     total_tokens_out = total_tokens_out + excluded.total_tokens_out,
     event_count = event_count + excluded.event_count,
     error_count = error_count + excluded.error_count,
+    body_events = body_events + excluded.body_events,
+    error_events = error_events + excluded.error_events,
     total_duration_ms = total_duration_ms + excluded.total_duration_ms,
     started_at = MIN(started_at, excluded.started_at),
     last_event_at = MAX(COALESCE(last_event_at, ''), excluded.last_event_at),
@@ -81,7 +84,8 @@ def write_batch(
     was skipped, so session totals never count a duplicate).
 
     session_deltas: (session_id, agent_name, started_at, tokens_in, tokens_out, events,
-    errors, duration_ms, last_event_at); starts: (agent_name, metadata_json, timestamp,
+    errors, duration_ms, last_event_at, body_events, error_events), the last two counting
+    only the events other than session_start/session_end; starts: (agent_name, metadata_json, timestamp,
     session_id); ends: (ended_at, status, final_tokens_in, final_tokens_out, session_id).
     """
     conn = db.conn

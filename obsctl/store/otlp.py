@@ -40,7 +40,9 @@ def link_traces(db: sqlite_utils.Database, links: Iterable[tuple[str, str]]) -> 
 # finds them; ';' is the character after ':'.
 _TRACE_TOTALS = """
 SELECT COUNT(*), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0),
-       COALESCE(SUM(is_error), 0), COALESCE(SUM(duration_ms), 0), MIN(timestamp), MAX(timestamp)
+       COALESCE(SUM(is_error), 0), COALESCE(SUM(duration_ms), 0), MIN(timestamp), MAX(timestamp),
+       COALESCE(SUM(event_type NOT IN ('session_start', 'session_end')), 0),
+       COALESCE(SUM(is_error AND event_type NOT IN ('session_start', 'session_end')), 0)
 FROM events WHERE event_id >= ? AND event_id < ? AND session_id = ?
 """
 
@@ -48,6 +50,7 @@ _SUBTRACT = """
 UPDATE sessions SET
     event_count = event_count - :count, total_tokens_in = total_tokens_in - :tokens_in,
     total_tokens_out = total_tokens_out - :tokens_out, error_count = error_count - :errors,
+    body_events = body_events - :body, error_events = error_events - :body_errors,
     total_duration_ms = total_duration_ms - :duration,
     started_at = COALESCE((SELECT MIN(timestamp) FROM events WHERE session_id = :sid), started_at),
     last_event_at = (SELECT MAX(timestamp) FROM events WHERE session_id = :sid)
@@ -65,7 +68,7 @@ def move_trace_events(db: sqlite_utils.Database, trace_id: str, from_session: st
     """
     conn = db.conn
     low, high = f"{trace_id}:", f"{trace_id};"
-    count, tokens_in, tokens_out, errors, duration, first, last = conn.execute(
+    count, tokens_in, tokens_out, errors, duration, first, last, body, body_errors = conn.execute(
         _TRACE_TOTALS, [low, high, from_session]).fetchone()
     if not count:
         return 0
@@ -74,7 +77,7 @@ def move_trace_events(db: sqlite_utils.Database, trace_id: str, from_session: st
     agent, metadata = source if source else ("unknown", None)
     # The target session is created or credited first: events may only point at a session.
     event_store.write_batch(db, [], [(to_session, agent, first, tokens_in, tokens_out, count,
-                                      errors, duration, last)], [], [])
+                                      errors, duration, last, body, body_errors)], [], [])
     conn.execute("UPDATE sessions SET metadata = ? WHERE session_id = ? AND metadata IS NULL",
                  [metadata, to_session])
     conn.execute("UPDATE events SET session_id = ? WHERE event_id >= ? AND event_id < ? "
@@ -83,7 +86,8 @@ def move_trace_events(db: sqlite_utils.Database, trace_id: str, from_session: st
                              [from_session]).fetchone()[0]
     if remaining:
         conn.execute(_SUBTRACT, {"count": count, "tokens_in": tokens_in, "tokens_out": tokens_out,
-                                 "errors": errors, "duration": duration, "sid": from_session})
+                                 "errors": errors, "duration": duration, "body": body,
+                                 "body_errors": body_errors, "sid": from_session})
     else:
         conn.execute("DELETE FROM sessions WHERE session_id = ?", [from_session])
     return count

@@ -214,3 +214,25 @@ def m006_tool_call_aliases(db):
     conn.executemany("UPDATE events SET tool_name = ?, is_error = ? WHERE id = ?", updates)
     conn.executemany("UPDATE sessions SET error_count = error_count + ? WHERE session_id = ?",
                      [(n, sid) for sid, n in error_deltas.items()])
+
+
+@migrations()
+def m007_session_body_event_counts(db):
+    # The events of a session other than session_start/session_end, and the errors among
+    # them: the denominator and numerator of the session's error event rate (services/
+    # rates.py). Kept by the ingest transaction like the other totals, so that the
+    # postmortem candidates rank every session without reading its events. Backfilled
+    # through idx_events_session_stats (about a second at 1M events).
+    db.execute("ALTER TABLE sessions ADD COLUMN body_events INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE sessions ADD COLUMN error_events INTEGER NOT NULL DEFAULT 0")
+    db.execute(
+        """
+        UPDATE sessions SET
+            body_events = event_count - (
+                SELECT COUNT(*) FROM events e WHERE e.session_id = sessions.session_id
+                AND e.event_type IN ('session_start', 'session_end')),
+            error_events = error_count - (
+                SELECT COUNT(*) FROM events e WHERE e.session_id = sessions.session_id
+                AND e.event_type IN ('session_start', 'session_end') AND e.is_error = 1)
+        """
+    )

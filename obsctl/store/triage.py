@@ -110,38 +110,45 @@ def recent_session_ids(db: sqlite_utils.Database, *, limit: int, min_events: int
     return ids, total
 
 
-CANDIDATE_COLUMNS = ("session_id", "agent_name", "started_at", "status", "error_count",
-                     "event_count", "severity_rank")
+CANDIDATE_COLUMNS = ("session_id", "agent_name", "started_at", "status", "event_count",
+                     "error_count", "body_events", "error_events", "severity_rank")
+
+# The error event rate as reported, in hundredths of a percent rounded half up: the integer
+# arithmetic of services/rates.hundredths, so that the rank and the severity shown beside it
+# compare exactly the same number.
+_RATE = "((20000 * error_events + body_events) / (2 * MAX(body_events, 1)))"
 
 
 def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int, limit: int,
                           agent: str | None, since: str | None,
                           high_rate: float, medium_rate: float, medium_count: int
                           ) -> tuple[list[dict], int]:
-    """Sessions with at least `min_errors` errors, most severe first, and their total count.
+    """Sessions with at least `min_errors` error events, most severe first, and their total
+    count. Each row has the columns CANDIDATE_COLUMNS.
 
-    severity_rank follows services.postmortem.severity_for (1 = SEV-1 ... 4 = SEV-4, 5 = none);
-    the service passes its thresholds so the rule is written once.
+    severity_rank follows services.postmortem.severity_for (1 = SEV-1 ... 4 = SEV-4,
+    5 = none) on the session's body-event totals (events other than session_start and
+    session_end, kept by ingest); the service passes its thresholds (rates in hundredths of
+    a percent) so the rule is written once.
     """
-    where, params = "WHERE error_count >= ?", [min_errors]
+    where, params = "WHERE error_events >= ?", [min_errors]
     if agent is not None:
         where += " AND agent_name = ?"
         params.append(agent)
     if since is not None:
         where += " AND started_at >= ?"
         params.append(since)
-    rate = "(CAST(error_count AS REAL) / MAX(event_count, 1))"
     rank = (
-        f"CASE WHEN error_count = 0 THEN 5"
-        f" WHEN status = 'error' AND {rate} >= ? THEN 1"
-        f" WHEN status = 'error' OR {rate} >= ? THEN 2"
-        f" WHEN {rate} >= ? OR error_count >= ? THEN 3 ELSE 4 END"
+        f"CASE WHEN error_events = 0 THEN 5"
+        f" WHEN status = 'error' AND {_RATE} >= ? THEN 1"
+        f" WHEN status = 'error' OR {_RATE} >= ? THEN 2"
+        f" WHEN {_RATE} >= ? OR error_events >= ? THEN 3 ELSE 4 END"
     )
     conn = db.conn
     total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
     cursor = conn.execute(
-        f"SELECT session_id, agent_name, started_at, status, error_count, event_count, {rank} AS r "
-        f"FROM sessions {where} ORDER BY r, error_count DESC, started_at DESC, session_id LIMIT ?",
+        f"SELECT {', '.join(CANDIDATE_COLUMNS[:-1])}, {rank} AS r FROM sessions {where} "
+        f"ORDER BY r, error_events DESC, started_at DESC, session_id LIMIT ?",
         [high_rate, high_rate, medium_rate, medium_count, *params, limit],
     )
     return [dict(zip(CANDIDATE_COLUMNS, row)) for row in cursor], total

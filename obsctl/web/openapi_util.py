@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from obsctl.services.rates import DEFINITIONS
+
 # A character that Python's str.strip() keeps (not str.isspace()): the services call a string
 # blank when strip() leaves nothing. ECMA-262's \S differs: it matches U+001C..U+001F, which
 # Python strips, and not U+FEFF, which Python keeps.
@@ -22,6 +24,12 @@ _ERROR_NAMES = {
     429: "RateLimited",
     503: "Unavailable",
 }
+
+
+def rate_field(name: str, schema: dict, note: str = "") -> dict:
+    """`schema` described by the rate vocabulary's definition of `name` (services/rates.py),
+    plus `note` (e.g. which rate a spec field named `error_rate` is)."""
+    return {**schema, "description": DEFINITIONS[name] + (f". {note}" if note else "")}
 
 
 def json_content(schema: dict, description: str = "OK") -> dict:

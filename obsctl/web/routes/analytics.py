@@ -4,7 +4,7 @@ from flask import Blueprint
 
 from obsctl.services.analytics import get_analytics
 from obsctl.web.http import get_db, json_response
-from obsctl.web.openapi_util import json_content, operation
+from obsctl.web.openapi_util import json_content, operation, rate_field
 
 blueprint = Blueprint("analytics", __name__)
 RATE_GROUP = "analytics"
@@ -17,6 +17,7 @@ def analytics():
 
 _INT = {"type": "integer", "minimum": 0}
 _NUMBER = {"type": "number"}
+_PERCENT = {"type": "number", "minimum": 0, "maximum": 100}
 _NULLABLE_NUMBER = {"type": ["number", "null"]}
 _NULLABLE_STRING = {"type": ["string", "null"]}
 
@@ -34,9 +35,13 @@ OPENAPI_SCHEMAS = {
         overview=_obj(
             total_sessions=_INT, active_sessions=_INT, completed_sessions=_INT,
             error_sessions=_INT,
-            error_rate={"type": "number", "minimum": 0, "maximum": 100,
-                        "description": "Percent of sessions with status error, 2 decimals"},
-            total_events=_INT, total_tokens=_INT, total_tokens_in=_INT, total_tokens_out=_INT,
+            error_rate=rate_field("error_session_rate", _PERCENT,
+                                  "The error_session_rate under the spec's name (of sessions, "
+                                  "not events)"),
+            error_session_rate=rate_field("error_session_rate", _PERCENT),
+            total_events={**_INT, "description": "Every stored event, session_start and "
+                                                  "session_end included"},
+            total_tokens=_INT, total_tokens_in=_INT, total_tokens_out=_INT,
             avg_tokens_per_session=_NUMBER,
             earliest_session={**_NULLABLE_STRING, "description": "Earliest started_at"},
             latest_session={**_NULLABLE_STRING, "description": "Latest started_at"},

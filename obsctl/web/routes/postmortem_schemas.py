@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from obsctl.web.routes.triage_schemas import INT, NUM_OR_NULL, STR_OR_NULL, TS, strict
+from obsctl.web.openapi_util import rate_field
+from obsctl.web.routes.triage_schemas import (
+    INT,
+    NUM_OR_NULL,
+    PERCENT,
+    SAME_AS_ERROR_EVENT_RATE,
+    SESSION_COUNTS,
+    STR_OR_NULL,
+    TS,
+    strict,
+)
 
 SEV = {"type": "string", "enum": ["SEV-1", "SEV-2", "SEV-3", "SEV-4", "none"]}
 STATUS = {"type": "string", "enum": ["active", "completed", "error"]}
 STRINGS = {"type": "array", "items": {"type": "string"}}
+SEV_REASON = {"type": "string",
+              "description": "Why the severity: the counts and the threshold that decided it"}
 
 CASCADE_ERROR = strict(
     event_id={"type": "string"}, timestamp=TS, elapsed_ms=NUM_OR_NULL, event_type={"type": "string"},
@@ -27,14 +39,17 @@ CASCADE = strict(
 POSTMORTEM_SCHEMAS = {
     "PostmortemCandidate": strict(
         session_id={"type": "string"}, agent_name={"type": "string"}, started_at=TS, status=STATUS,
-        error_count=INT, event_count=INT, error_rate={"type": "number", "minimum": 0, "maximum": 100},
-        severity=SEV,
+        **SESSION_COUNTS,
+        error_rate=rate_field("error_event_rate", PERCENT, SAME_AS_ERROR_EVENT_RATE),
+        severity=SEV, severity_reason=SEV_REASON,
     ),
     "PostmortemReport": strict(
         session_id={"type": "string"},
         agent_name={"type": "string"},
         generated_at=TS,
         severity=SEV,
+        severity_reason=SEV_REASON,
+        **SESSION_COUNTS,
         title={"type": "string"},
         summary={"type": "string"},
         status=STATUS,

@@ -7,7 +7,14 @@ from flask import Blueprint
 from obsctl.services import scorecards as service
 from obsctl.services.scorecard_scoring import DIMENSIONS
 from obsctl.web.http import get_db, get_settings, int_arg, json_response
-from obsctl.web.openapi_util import error_responses, json_content, operation, path_param, query_param
+from obsctl.web.openapi_util import (
+    error_responses,
+    json_content,
+    operation,
+    path_param,
+    query_param,
+    rate_field,
+)
 
 blueprint = Blueprint("scorecards", __name__)
 RATE_GROUP = "scorecards"
@@ -55,8 +62,13 @@ OPENAPI_SCHEMAS = {
         "fleet_agents": {"type": "integer", "minimum": 1},
         "breakdown": _object({
             "reliability": _object({
-                "events": _COUNT, "error_events": _COUNT, "event_error_rate": _SCORE_OR_NULL,
-                "sessions": _COUNT, "error_sessions": _COUNT, "session_error_rate": _SCORE,
+                "body_events": rate_field("body_events", _COUNT),
+                "error_events": rate_field("error_events", _COUNT),
+                "error_event_rate": rate_field("error_event_rate", _SCORE_OR_NULL,
+                                               "null without body events"),
+                "sessions": rate_field("sessions", _COUNT),
+                "error_sessions": rate_field("error_sessions", _COUNT),
+                "error_session_rate": rate_field("error_session_rate", _SCORE),
                 "event_score": _SCORE, "session_score": _SCORE,
             }),
             "performance": _object({
@@ -83,7 +95,13 @@ OPENAPI_SCHEMAS = {
             "start": _ref("Timestamp"),
             "end": _ref("Timestamp"),
             "sessions": _COUNT,
-            "error_rate": _SCORE_OR_NULL,
+            "body_events": rate_field("body_events", _COUNT),
+            "error_events": rate_field("error_events", _COUNT),
+            "error_event_rate": rate_field("error_event_rate", _SCORE_OR_NULL,
+                                           "null without body events"),
+            "error_rate": rate_field("error_event_rate", _SCORE_OR_NULL,
+                                     "The day's error_event_rate under its original name; "
+                                     "null without body events"),
             "overall_score": _SCORE_OR_NULL,
             "grade": {"type": ["string", "null"]},
         })},

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from obsctl.web.openapi_util import rate_field
+
 TS = {"$ref": "#/components/schemas/Timestamp"}
 NUM_OR_NULL = {"type": ["number", "null"]}
 STR_OR_NULL = {"type": ["string", "null"]}
 INT = {"type": "integer", "minimum": 0}
+PERCENT = {"type": "number", "minimum": 0, "maximum": 100}
+SAME_AS_ERROR_EVENT_RATE = "The error_event_rate under the spec's name"
+
+# A session's event counts and error event rate, in triage metrics, postmortem reports and
+# candidates alike (services/rates.py SessionEventCounts.view).
+SESSION_COUNTS = {
+    "event_count": rate_field("event_count", INT),
+    "error_count": rate_field("error_count", INT),
+    "body_events": rate_field("body_events", INT),
+    "error_events": rate_field("error_events", INT),
+    "error_event_rate": rate_field("error_event_rate", PERCENT),
+}
 
 
 def strict(**properties) -> dict:
@@ -51,9 +65,9 @@ TRIAGE_SCHEMAS = {
         severity={"type": "string", "enum": ["healthy", "info", "warning", "critical"]},
         findings={"type": "array", "items": {"$ref": "#/components/schemas/TriageFinding"}},
         metrics=strict(
-            duration_ms=NUM_OR_NULL, total_tokens=INT, error_count=INT, event_count=INT,
-            error_rate={"type": "number", "minimum": 0, "maximum": 100}, tokens_in=INT,
-            tokens_out=INT, processing_ms={"type": "number"}, cost_usd=NUM_OR_NULL,
+            duration_ms=NUM_OR_NULL, total_tokens=INT, **SESSION_COUNTS,
+            error_rate=rate_field("error_event_rate", PERCENT, SAME_AS_ERROR_EVENT_RATE),
+            tokens_in=INT, tokens_out=INT, processing_ms={"type": "number"}, cost_usd=NUM_OR_NULL,
         ),
         score_penalties=strict(errors={"type": "number"}, tools={"type": "number"},
                                loops={"type": "number"}, latency={"type": "number"},
