@@ -1,7 +1,9 @@
-"""The bundled demo sample is physically possible."""
+"""The bundled demo sample is physically possible, and `make serve` serves it after `make demo`."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +63,29 @@ def test_no_step_outlasts_its_session(db, args):
                     assert finished >= 0, (session["session_id"], e["event_id"])
         assert processing <= wall_clock, session["session_id"]
 
+
+def _make_dry_run(tmp_path: Path, *, demo_db: bool) -> str:
+    """The commands `make serve` would run in a checkout (with -n, nothing is run)."""
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / ".installed").write_text("")  # newer than pyproject.toml
+    if demo_db:
+        (tmp_path / ".demo").mkdir()
+        (tmp_path / ".demo" / "obsctl.db").write_bytes(b"")
+    # Under `make test` the parent's MAKEFLAGS/MAKELEVEL would make this a sub-make.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    result = subprocess.run(["make", "--no-print-directory", "-n", "serve"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, check=True)
+    return result.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_serve_serves_the_demo_database_after_make_demo(tmp_path):
+    assert _make_dry_run(tmp_path, demo_db=True).split() == [
+        ".venv/bin/obsctl", "--db", ".demo/obsctl.db", "serve"]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_serve_without_the_demo_serves_the_default_database(tmp_path):
+    assert _make_dry_run(tmp_path, demo_db=False).split() == [".venv/bin/obsctl", "serve"]
