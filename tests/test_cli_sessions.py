@@ -49,8 +49,10 @@ def test_show_unknown_session_exits_1(db, cli):
     assert result.stderr == "Error: session 'missing' not found\n"
 
 
-def test_invalid_status_is_one_line_error(db, cli):
+def test_invalid_status_is_a_usage_error(db, cli):
     result = cli("sessions", "list", "--status", "paused")
-    assert result.exit_code == 1
-    assert "status must be one of active, completed, error" in result.stderr
+    assert result.exit_code == 2
+    assert ("Invalid value for '--status': status must be one of active, completed, error; "
+            "got 'paused'") in result.stderr
     assert "Traceback" not in result.output
+

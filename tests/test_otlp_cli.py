@@ -102,5 +102,6 @@ def test_cli_and_http_store_the_same_session(cli, client, tmp_path):
 def test_help_and_format_names(cli):
     assert "otlp-json" in cli("ingest", "--help").stdout
     result = cli("ingest", "--format", "otlp", "x.json")
-    assert result.exit_code == 1
-    assert "--format must be one of auto, jsonl, json, otlp-json; got 'otlp'" in result.stderr
+    assert result.exit_code == 2
+    assert ("Invalid value for '--format' / '-f': format must be one of auto, jsonl, json, otlp-json; "
+            "got 'otlp'") in result.stderr

@@ -15,15 +15,22 @@ from obsctl.cli.base import (
     stdout_is_tty,
     translate_errors,
 )
+from obsctl.cli.options import checked
 from obsctl.services import maintenance as service
 
 db_app = ObsTyper(help="Database tools: info, backup.\n\nExample: obsctl db backup /backups/obsctl-today.db")
 
 
+def _check_age(text: str) -> str:
+    service.parse_age(text)
+    return text
+
+
 @translate_errors
 def prune_command(
     ctx: typer.Context,
-    older_than: str = typer.Option(..., "--older-than", help="Age like 30d, 12h, 90m, 2w."),
+    older_than: str = typer.Option(..., "--older-than", callback=checked(_check_age),
+                                   help="Age like 30d, 12h, 90m, 2w; at most 36500d (100 years)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count what would be deleted; delete nothing."),
     json_: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:

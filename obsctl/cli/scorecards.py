@@ -14,13 +14,14 @@ from obsctl.cli.base import (
     stdout_is_tty,
     translate_errors,
 )
+from obsctl.cli.options import int_option
 from obsctl.services import scorecards as service
 from obsctl.services.scorecard_scoring import DIMENSIONS
 
 app = ObsTyper(no_args_is_help=False)
 
 _JSON = typer.Option(False, "--json", help="Print the API's JSON body.")
-_DAYS = typer.Option(service.DEFAULT_DAYS, "--days", help="Lookback window in days, 1-365.")
+_DAYS = int_option(service.DAYS, "--days", help="Lookback window in days.")
 _GRADE_COLOURS = {"A+": "bold green", "A": "green", "B+": "cyan", "B": "cyan", "B-": "cyan",
                   "C+": "yellow", "C": "yellow", "D": "red", "F": "bold red"}
 _SPARKS = "▁▂▃▄▅▆▇█"

@@ -14,6 +14,7 @@ from obsctl.cli.base import (
     settings_of,
     stdout_is_tty,
 )
+from obsctl.cli.options import int_option
 from obsctl.services import triage as service
 
 TOP_FINDING_CHARS = 60
@@ -113,10 +114,9 @@ def render_report(report: dict) -> None:
 @app.command("batch")
 def batch_command(
     ctx: typer.Context,
-    limit: int = typer.Option(service.BATCH_DEFAULT_LIMIT, "--limit",
-                              help=f"Sessions to triage (at most {service.BATCH_MAX_LIMIT})."),
-    min_events: int = typer.Option(service.BATCH_DEFAULT_MIN_EVENTS, "--min-events", min=0,
-                                   help="Only sessions with at least this many events."),
+    limit: int = int_option(service.BATCH_LIMIT, "--limit", help="Sessions to triage."),
+    min_events: int = int_option(service.BATCH_MIN_EVENTS, "--min-events",
+                                 help="Only sessions with at least this many events."),
     agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
     json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
 ) -> None:
