@@ -49,7 +49,7 @@ def test_sla_refuses_the_same_spellings_in_cli_and_http(cli, client, spelling):
     assert (response.status_code, response.get_json()) == (400, {"error": message})
     result = cli("sla", "set", "bot", "error_rate", spelling, "5")
     assert result.exit_code == 2
-    assert result.stderr.strip().splitlines()[-1] == f"Error: Invalid value for 'operator': {message}"
+    assert result.stderr.strip().splitlines()[-1] == f"Error: Invalid value for 'OPERATOR': {message}"
 
 
 def test_the_openapi_document_lists_every_accepted_spelling(client):

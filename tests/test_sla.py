@@ -147,7 +147,7 @@ def test_cli_invalid_metric_is_a_usage_error(cli):
     r = cli("sla", "set", "alpha", "nope", "<=", "1")
     assert r.exit_code == 2
     assert r.stderr.strip().splitlines()[-1].startswith(
-        "Error: Invalid value for 'metric': metric must be one of avg_duration_ms, ")
+        "Error: Invalid value for 'METRIC': metric must be one of avg_duration_ms, ")
 
 
 def test_cli_json_equals_the_api_body(cli, client):

@@ -87,10 +87,10 @@ BODY_CASES = [
     (["sla", "set", "bot", "error_rate", "<=", "5", "--window-hours", "8761"], "--window-hours", "put",
      "/sla/targets", {"agent_name": "bot", "metric": "error_rate", "operator": "<=", "target_value": 5,
                       "window_hours": 8761}, "window_hours must be an integer from 1 to 8760; got 8761"),
-    (["sla", "set", "bot", "error_rate", "lt", "5"], "operator", "put", "/sla/targets",
+    (["sla", "set", "bot", "error_rate", "lt", "5"], "OPERATOR", "put", "/sla/targets",
      {"agent_name": "bot", "metric": "error_rate", "operator": "lt", "target_value": 5},
      "operator must be one of <= >= (or the words le, lte, ge, gte); got 'lt'"),
-    (["sla", "set", "bot", "errors", "<=", "5"], "metric", "put", "/sla/targets",
+    (["sla", "set", "bot", "errors", "<=", "5"], "METRIC", "put", "/sla/targets",
      {"agent_name": "bot", "metric": "errors", "operator": "<=", "target_value": 5},
      "metric must be one of avg_duration_ms, p95_duration_ms, error_rate, tool_error_rate, avg_tokens, "
      "avg_cost, session_count; got 'errors'"),

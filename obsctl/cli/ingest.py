@@ -38,7 +38,7 @@ def _check_format(fmt: str) -> str:
 @translate_errors
 def ingest_command(
     ctx: typer.Context,
-    source: str = typer.Argument("-", metavar="[FILE|-]", help="JSONL, a JSON array or "
+    source: str = typer.Argument("-", metavar="FILE|-", help="JSONL, a JSON array or "
                                  '{"events": [...]}; "-" reads stdin.'),
     fmt: str = typer.Option("auto", "--format", "-f", callback=checked(_check_format),
                             help="Input format: auto, jsonl, json, otlp-json (OpenTelemetry "
