@@ -72,7 +72,7 @@ def test_prune_cli_json_and_text(db, cli):
     dry = cli("prune", "--older-than", "30d", "--dry-run", "--json")
     assert json.loads(dry.stdout)["sessions"] == 1
     real = cli("prune", "--older-than", "30d")
-    assert real.exit_code == 0 and real.stdout.startswith("deleted 1 sessions and 2 events")
+    assert real.exit_code == 0 and real.stdout.startswith("deleted 1 session and 2 events")
     assert cli("prune", "--older-than", "soon").exit_code == 2
 
 

@@ -50,7 +50,7 @@ def test_rejected_spans_and_lines_are_reported_with_their_line(cli, client, tmp_
     assert lines[0] == (f"Error: {path}:2: rejected: span {TRACE}:00000000000000b1: "
                         f"tokens_out must be a non-negative integer, got -2")
     assert lines[1].startswith(f"Error: {path}:3: rejected: malformed JSON")
-    assert lines[2] == "ingested 1 events into 1 sessions (1 new, 0 duplicates, 2 rejected)"
+    assert lines[2] == "ingested 1 event into 1 session (1 new, 0 duplicates, 2 rejected)"
     assert client.get(f"/sessions/{TRACE}").get_json()["event_count"] == 1
 
 

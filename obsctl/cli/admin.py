@@ -17,6 +17,7 @@ from obsctl.cli.base import (
 )
 from obsctl.cli.options import checked
 from obsctl.services import maintenance as service
+from obsctl.text import plural
 
 db_app = ObsTyper(help="Database tools: info, backup.\n\nExample: obsctl db backup /backups/obsctl-today.db")
 
@@ -43,7 +44,7 @@ def prune_command(
         emit_json(result)
         return
     verb = "would delete" if dry_run else "deleted"
-    print(f"{verb} {result['sessions']} sessions and {result['events']} events "
+    print(f"{verb} {plural(result['sessions'], 'session')} and {plural(result['events'], 'event')} "
           f"with no activity since {result['cutoff']}")
 
 

@@ -15,6 +15,7 @@ from obsctl.cli.base import (
 )
 from obsctl.cli.options import checked, int_option, on_off
 from obsctl.services import alert_rules, alerts
+from obsctl.text import plural
 
 app = ObsTyper(help="Alert rules on agent metrics, their evaluation and fired alerts.\n\n"
                "Example: obsctl alerts evaluate --exit-code")
@@ -96,7 +97,7 @@ def list_rules(ctx: typer.Context, json_: bool = _JSON) -> None:
     if json_:
         emit_json(data)
     else:
-        _show_rules(f"{data['total']} alert rules", data["rules"])
+        _show_rules(plural(data["total"], "alert rule"), data["rules"])
 
 
 @rules_app.command("update")
@@ -213,7 +214,7 @@ def events(
     if json_:
         emit_json(data)
         return
-    _show_alerts(f"{len(data['events'])} of {data['total']} alerts", data["events"])
+    _show_alerts(f"{len(data['events'])} of {plural(data['total'], 'alert')}", data["events"])
 
 
 def _show_alerts(title: str, events: list[dict]) -> None:

@@ -21,6 +21,7 @@ from obsctl.cli.options import checked, int_option
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
 from obsctl.params import IntParam
+from obsctl.text import plural
 
 MAX_REJECT_LINES = 50
 BATCH_SIZE = IntParam("batch_size", 1, 100000, default=1000)
@@ -92,8 +93,8 @@ def ingest_command(
         emit_json(data)
     elif not quiet:
         notice(
-            f"ingested {data['events']} events into {data['sessions']} sessions "
-            f"({data['stored']} new, {data['duplicates']} duplicates, {data['rejected']} rejected)"
+            f"ingested {plural(data['events'], 'event')} into {plural(data['sessions'], 'session')} "
+            f"({data['stored']} new, {plural(data['duplicates'], 'duplicate')}, {data['rejected']} rejected)"
         )
     if summary.rejected:
         raise typer.Exit(EXIT_FAILURE)

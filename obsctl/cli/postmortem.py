@@ -23,6 +23,7 @@ from obsctl.cli.options import int_option
 from obsctl.cli.triage import DefaultCommandGroup
 from obsctl.errors import InvalidInput
 from obsctl.services import postmortem as service
+from obsctl.text import plural
 
 SEV_COLOURS = {"SEV-1": "bold red", "SEV-2": "red", "SEV-3": "yellow", "SEV-4": "cyan", "none": "green"}
 
@@ -113,6 +114,6 @@ def candidates_command(
             severity = f"[{style}]{severity}[/{style}]"
         rows.append([severity, text(c["session_id"]), text(c["agent_name"]), c["status"],
                      c["started_at"], c["error_count"], c["event_count"], c["error_rate"]])
-    render_table(f"{len(rows)} of {data['total']} sessions with errors",
+    render_table(f"{len(rows)} of {plural(data['total'], 'session')} with errors",
                  ["severity", "session_id", "agent", "status", "started_at", "errors", "events",
                   "error %"], rows, justify={"errors": "right", "events": "right", "error %": "right"})

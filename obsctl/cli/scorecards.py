@@ -17,6 +17,7 @@ from obsctl.cli.base import (
 from obsctl.cli.options import int_option
 from obsctl.services import scorecards as service
 from obsctl.services.scorecard_scoring import DIMENSIONS
+from obsctl.text import plural
 
 app = ObsTyper(no_args_is_help=False)
 
@@ -83,7 +84,7 @@ def _details(b: dict) -> dict[str, str]:
         "efficiency": f"tokens/session {_fmt(e['tokens_per_session'], 0)} (fleet "
                       f"{_fmt(e['fleet_tokens_per_session'], 0)}), cost/session "
                       f"${_fmt(e['cost_per_session'], 4)} (fleet ${_fmt(e['fleet_cost_per_session'], 4)})",
-        "throughput": f"{t['sessions']} sessions (fleet {_fmt(t['fleet_sessions'], 1)}), "
+        "throughput": f"{plural(t['sessions'], 'session')} (fleet {_fmt(t['fleet_sessions'], 1)}), "
                       f"completed {_fmt(t['completion_rate'], unit='%')}",
     }
 
@@ -120,7 +121,8 @@ def show_command(
         return
     out = console()
     out.print(f"[bold]{card['agent']}[/bold]  overall {_scored(card['overall_score'], card['grade'])}  "
-              f"({card['sessions_analyzed']} sessions, {card['fleet_agents']} agents in the fleet, "
+              f"({plural(card['sessions_analyzed'], 'session')}, {plural(card['fleet_agents'], 'agent')} "
+              f"in the fleet, "
               f"{card['since']} to {card['until']})")
     details = _details(card["breakdown"])
     render_table("dimensions", ["dimension", "score", "grade", "inputs"],

@@ -7,6 +7,7 @@ import typer
 from obsctl.cli.base import ObsTyper, emit_json, open_database, render_table, stdout_is_tty
 from obsctl.cli.options import checked, int_option
 from obsctl.services import sessions as service
+from obsctl.text import plural
 
 app = ObsTyper(help="List sessions and show one with its events.\n\nExample: obsctl sessions list --status error")
 
@@ -34,7 +35,7 @@ def list_command(
         for s in data["sessions"]
     ]
     shown = len(rows)
-    render_table(f"{shown} of {data['total']} sessions",
+    render_table(f"{shown} of {plural(data['total'], 'session')}",
                  ["session_id", "agent", "status", "started_at", "events", "errors", "tokens"], rows,
                  justify={"events": "right", "errors": "right", "tokens": "right"})
 

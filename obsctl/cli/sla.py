@@ -17,6 +17,7 @@ from obsctl.cli.base import (
 from obsctl.cli.options import checked, int_option
 from obsctl.services import sla as service
 from obsctl.services.metrics import METRICS
+from obsctl.text import plural
 
 app = ObsTyper(help="SLA targets per agent and metric, compliance checks, history and summary.\n\n"
                "Example: obsctl sla set support-bot error_rate '<=' 5 && obsctl sla check")
@@ -90,7 +91,7 @@ def list_command(ctx: typer.Context, json_: bool = _JSON) -> None:
         return
     rows = [[t["agent_name"], t["metric"], f"{t['operator']} {_num(t['target_value'])}",
              f"{t['window_hours']}h", t["updated_at"]] for t in data["targets"]]
-    render_table(f"{data['total']} SLA targets", ["agent", "metric", "target", "window", "updated_at"],
+    render_table(plural(data["total"], "SLA target"), ["agent", "metric", "target", "window", "updated_at"],
                  rows)
 
 
@@ -166,7 +167,7 @@ def history_command(
         emit_json(data)
         return
     rows = [[s["checked_at"], *_result_row(s)] for s in data["snapshots"]]
-    render_table(f"{len(rows)} of {data['total']} snapshots", ["checked_at", *_RESULT_HEADERS], rows)
+    render_table(f"{len(rows)} of {plural(data['total'], 'snapshot')}", ["checked_at", *_RESULT_HEADERS], rows)
 
 
 @app.command("summary")

@@ -16,6 +16,7 @@ from obsctl.cli.base import (
 )
 from obsctl.cli.options import int_option
 from obsctl.services import triage as service
+from obsctl.text import plural
 
 TOP_FINDING_CHARS = 60
 SEVERITY_COLOURS = {"critical": "bold red", "warning": "yellow", "info": "cyan", "healthy": "green"}
@@ -86,8 +87,9 @@ def render_report(report: dict) -> None:
     header = (
         f"[bold]Health {report['health_score']:g}/100[/bold]  grade [bold]{report['grade']}[/bold]  "
         f"{colour(severity, severity.upper())}\n"
-        f"agent {escape(report['agent_name'])} · status {report['status']} · {m['event_count']} events · "
-        f"{m['error_count']} errors ({m['error_rate']}%) · {m['total_tokens']:,} tokens · {cost} · {duration}"
+        f"agent {escape(report['agent_name'])} · status {report['status']} · {plural(m['event_count'], 'event')} · "
+        f"{plural(m['error_count'], 'error')} ({m['error_rate']}%) · {plural(m['total_tokens'], 'token', sep=True)} · "
+        f"{cost} · {duration}"
     )
     out.print(Panel(header, title=f"triage {escape(report['session_id'])}", expand=False,
                     border_style=SEVERITY_COLOURS.get(severity, "white")))
@@ -140,6 +142,6 @@ def batch_command(
         rows.append([r["health_score"], r["grade"], severity, text(r["session_id"]), text(r["agent_name"]),
                      r["metrics"]["event_count"], r["metrics"]["error_count"],
                      text(top[:TOP_FINDING_CHARS] if tty else top)])
-    render_table(f"{len(rows)} of {data['total']} sessions, worst first",
+    render_table(f"{len(rows)} of {plural(data['total'], 'session')}, worst first",
                  ["score", "grade", "severity", "session_id", "agent", "events", "errors", "top finding"],
                  rows, justify={"score": "right", "events": "right", "errors": "right"})

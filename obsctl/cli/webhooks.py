@@ -17,6 +17,7 @@ from obsctl.cli.base import (
 )
 from obsctl.cli.options import checked, int_option, on_off
 from obsctl.services import webhooks as service
+from obsctl.text import plural
 
 app = ObsTyper(help="Webhooks called when alerts fire (generic JSON, Slack, PagerDuty).\n\n"
                "Example: obsctl webhooks add https://hooks.example.com/obsctl --secret generate")
@@ -81,7 +82,7 @@ def list_(ctx: typer.Context, json_: bool = _JSON) -> None:
     if json_:
         emit_json(data)
     else:
-        render_table(f"{data['total']} webhooks", _HEADERS, [_row(h) for h in data["webhooks"]])
+        render_table(plural(data["total"], "webhook"), _HEADERS, [_row(h) for h in data["webhooks"]])
 
 
 @app.command("update")
@@ -176,6 +177,6 @@ def deliveries(
     rows = [[d["delivery_id"], d["webhook_id"], d["alert_id"] or "", d["event_type"], d["status"],
              d["attempts"], d["last_status_code"], d["last_error"], d["next_attempt_at"] or "",
              d["created_at"]] for d in data["deliveries"]]
-    render_table(f"{len(rows)} of {data['total']} deliveries",
+    render_table(f"{len(rows)} of {plural(data['total'], 'delivery', 'deliveries')}",
                  ["delivery_id", "webhook", "alert", "type", "status", "attempts", "code", "last_error",
                   "next_attempt", "created_at"], rows)

@@ -24,6 +24,7 @@ from obsctl.services.postmortem_timeline import timeline
 from obsctl.services.triage_analysis import SessionAnalysis, analyse_session
 from obsctl.services.triage_cost import cost_by_event_type
 from obsctl.store import triage as store
+from obsctl.text import plural
 from obsctl.timeutil import iso_minus, now_iso
 
 SEV_HIGH_RATE = 0.25
@@ -80,10 +81,10 @@ def _summary(a: SessionAnalysis, cascades: dict, factors: list[dict], cost: dict
     s = a.session
     duration = "an unknown time" if a.duration_ms is None else f"{a.duration_ms / 1000:.1f} s"
     state = {"completed": "completed", "error": "ended with status error"}.get(s["status"], "is still active")
-    parts = [(f"Session {s['session_id']} of agent {s['agent_name']} ran {len(a.work)} events over "
+    parts = [(f"Session {s['session_id']} of agent {s['agent_name']} ran {plural(len(a.work), 'event')} over "
               f"{duration} and {state}.")]
     if a.errors:
-        parts.append(f"{len(a.errors)} of {len(a.work)} events failed "
+        parts.append(f"{len(a.errors)} of {plural(len(a.work), 'event')} failed "
                      f"({100 * a.error_rate:.1f}%) in {len(cascades['cascades'])} cascade(s); the "
                      f"longest has {cascades['longest']} error(s).")
         first = a.errors[0]
