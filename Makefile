@@ -42,8 +42,10 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check obsctl printq tests bench
 
+# After `make demo` this serves the demo database (the README's examples use its sessions);
+# before, the default database. The server's first line names the file it serves.
 serve: $(STAMP)
-	$(BIN)/obsctl serve
+	$(BIN)/obsctl $(if $(wildcard $(DEMO_DB)),--db $(DEMO_DB)) serve
 
 bench: $(STAMP)
 	@set -e; for b in bench/[a-z]*.py; do echo "== $$b"; $(BIN)/python $$b; done

@@ -24,12 +24,16 @@ class Session:
         self.emit("session_start", agent_name=agent, metadata=meta)
 
     def emit(self, event_type, gap_ms=0, **fields):
+        """One event starting `gap_ms` after the previous one finished. The timestamp is the
+        start (as for OpenTelemetry spans) and the clock moves on by the event's duration, so
+        steps never overlap and no step outlasts its session."""
         self.t += timedelta(milliseconds=gap_ms)
         self.n += 1
         ev = {"event_id": f"{self.sid}-{self.n:03d}", "session_id": self.sid, "event_type": event_type,
               "timestamp": self.t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.t.microsecond // 1000:03d}Z"}
         ev.update(fields)
         self.out.append(ev)
+        self.t += timedelta(milliseconds=fields.get("duration_ms") or 0)
 
     def llm(self, model, prompt, answer, tin, tout, ms, gap=300):
         self.emit("llm_call", gap, model=model, tokens_in=tin, tokens_out=tout, duration_ms=ms,

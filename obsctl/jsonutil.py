@@ -33,3 +33,24 @@ def loads_column(text: str | None) -> Any:
     if text is None:
         return None
     return orjson.loads(text)
+
+
+def describe_value(value: Any) -> str:
+    """A value as a user wrote it, for `...; got X` messages: JSON names, not Python's.
+
+    `True` is "boolean true" and `None` is "null", so a message about a JSON body never says
+    "got True"; strings are quoted (and shortened), numbers shown as they are.
+    """
+    if isinstance(value, bool):
+        return f"boolean {'true' if value else 'false'}"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return repr(value if len(value) <= 40 else value[:40] + "...")
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

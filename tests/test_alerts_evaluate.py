@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from obsctl.errors import NotFound
+from obsctl.errors import InvalidInput, NotFound
 from obsctl.services import alert_rules, alerts
 from obsctl.services.ingest import ingest_events
 from obsctl.timeutil import format_ts
@@ -215,9 +215,11 @@ def test_deleting_a_rule_deletes_its_alert_events(data, fired):
     assert remaining["total"] == 1 and remaining["events"][0]["rule_id"] == b["rule_id"]
 
 
-def test_events_limit_is_clamped(data, fired):
-    assert len(alerts.list_alert_events(data, limit=0)["events"]) == 1
+def test_events_limit_above_the_maximum_is_capped_below_one_refused(data, fired):
     assert len(alerts.list_alert_events(data, limit=10_000)["events"]) == 4
+    assert len(alerts.list_alert_events(data, limit=1)["events"]) == 1
+    with pytest.raises(InvalidInput, match=r"limit must be an integer from 1 to 500 .*; got 0"):
+        alerts.list_alert_events(data, limit=0)
 
 
 # --- HTTP and CLI (evaluated now, so the events are recent) -----------------------------------

@@ -163,12 +163,28 @@ def test_cli_add_list_update_remove(cli):
     assert json.loads(removed.stdout) == {"deleted": True, "rule_id": rule["rule_id"]}
 
 
-def test_cli_errors_are_one_line_exit_1(cli):
+def test_cli_enable_and_disable_together_is_a_usage_error(cli, client):
+    rule = client.post("/alerts/rules", json=RULE).get_json()
+    both = cli("alerts", "rules", "update", rule["rule_id"], "--disable", "--enable")
+    assert both.exit_code == 2
+    assert both.stderr.strip().splitlines()[-1] == (
+        "Error: Invalid value for '--enable' / '--disable': they contradict each other; give one of "
+        "them to turn the rule on or off")
+    assert client.get(f"/alerts/rules/{rule['rule_id']}").get_json() == rule
+    off = cli("alerts", "rules", "update", rule["rule_id"], "--disable", "--json")
+    assert json.loads(off.stdout)["enabled"] is False
+
+
+def test_cli_bad_option_values_are_usage_errors(cli):
     result = cli("alerts", "rules", "add", "--name", "x", "--metric", "nope", "--operator", ">",
                  "--threshold", "1")
-    assert result.exit_code == 1
-    assert result.stderr.startswith("Error: metric must be one of")
-    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: Invalid value for '--metric': metric must be one of avg_duration_ms, p95_duration_ms, "
+        "error_rate, tool_error_rate, avg_tokens, avg_cost, session_count; got 'nope'")
+
+
+def test_cli_missing_rule_is_one_line_exit_1(cli):
     missing = cli("alerts", "rules", "remove", "rule_nope")
     assert missing.exit_code == 1 and "not found" in missing.stderr
 

@@ -1,6 +1,7 @@
 """Every command documents itself with an example; completion scripts are current."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,35 @@ def test_every_obsctl_command_has_help_with_an_example(path, command):
     assert result.exit_code == 0, result.output
     assert "Example" in result.stdout, f"{' '.join(path)} --help has no example"
     assert (command.help or "").strip(), f"{' '.join(path)} has no help text"
+
+
+@pytest.mark.parametrize("path,command", obsctl_commands(), ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
+def test_help_shows_arguments_the_unix_way(path, command):
+    """`SESSION_ID`, `[FILE|-]`: no `{session_id}` template-like placeholder, no doubled brackets."""
+    from typer.testing import CliRunner
+
+    from obsctl.cli.main import app
+
+    usage = CliRunner().invoke(app, [*path[1:], "--help"]).stdout.split("\n\n")[0]
+    assert not re.search(r"\{\w+\}|\[\[|\]\]", usage), usage
+    for param in getattr(command, "params", []):
+        if param.param_type_name == "argument":
+            assert param.metavar in usage, (usage, param.metavar)
+
+
+def test_usage_of_commands_with_arguments():
+    from typer.testing import CliRunner
+
+    from obsctl.cli.main import app
+
+    def usage(*args):
+        return CliRunner().invoke(app, [*args, "--help"]).stdout.splitlines()[0]
+
+    assert usage("explain") == "Usage: obsctl explain [OPTIONS] SESSION_ID"
+    assert usage("ingest") == "Usage: obsctl ingest [OPTIONS] [FILE|-]"
+    assert usage("sla", "set") == "Usage: obsctl sla set [OPTIONS] AGENT METRIC OPERATOR VALUE"
+    missing = CliRunner().invoke(app, ["compare", "a"])
+    assert missing.exit_code == 2 and "Missing argument 'SESSION_B'." in missing.stderr
 
 
 def test_every_json_capable_listing_says_so():

@@ -95,7 +95,9 @@ def test_missing_file_is_a_clear_error(cli, tmp_path):
 
 def test_unknown_format_is_rejected(cli, tmp_path):
     result = cli("ingest", "--format", "xml", "-", input="")
-    assert result.exit_code == 1 and "--format must be one of" in result.stderr
+    assert result.exit_code == 2
+    assert ("Invalid value for '--format' / '-f': format must be one of auto, jsonl, json, otlp-json; "
+            "got 'xml'") in result.stderr
 
 
 def test_ingested_data_matches_session_views(cli, tmp_path, db_path):

@@ -49,8 +49,35 @@ def test_show_unknown_session_exits_1(db, cli):
     assert result.stderr == "Error: session 'missing' not found\n"
 
 
-def test_invalid_status_is_one_line_error(db, cli):
+def test_invalid_status_is_a_usage_error(db, cli):
     result = cli("sessions", "list", "--status", "paused")
-    assert result.exit_code == 1
-    assert "status must be one of active, completed, error" in result.stderr
+    assert result.exit_code == 2
+    assert ("Invalid value for '--status': status must be one of active, completed, error; "
+            "got 'paused'") in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_terminal_titles_agree_in_number(db, cli, client, monkeypatch):
+    """On a terminal the tables carry a title: "1 of 1 session", never "1 sessions"."""
+    import obsctl.cli.base
+
+    monkeypatch.setattr(obsctl.cli.base, "stdout_is_tty", lambda: True)
+    ingest_events(db, [event("s1")])
+    assert "1 of 1 session" in cli("sessions", "list").stdout
+    ingest_events(db, [event("s2")])
+    assert "2 of 2 sessions" in cli("sessions", "list").stdout
+    client.post("/alerts/rules", json={"name": "r", "metric": "error_rate", "operator": ">", "threshold": 5})
+    assert "1 alert rule" in cli("alerts", "rules", "list").stdout
+    assert "0 webhooks" in cli("webhooks", "list").stdout
+    client.put("/sla/targets", json={"agent_name": "a", "metric": "error_rate", "operator": "<=",
+                                     "target_value": 5})
+    assert "1 SLA target" in cli("sla", "list").stdout
+
+
+def test_plural():
+    from obsctl.text import plural
+
+    assert [plural(n, "session") for n in (0, 1, 2)] == ["0 sessions", "1 session", "2 sessions"]
+    assert plural(1, "delivery", "deliveries") == "1 delivery"
+    assert plural(3, "delivery", "deliveries") == "3 deliveries"
+    assert plural(1234, "token", sep=True) == "1,234 tokens"

@@ -26,6 +26,20 @@ def test_ingest_and_read_back_over_http(live_server):
     assert requests.get(f"{server.url}/openapi.json", timeout=10).json()["openapi"].startswith("3.1")
 
 
+def test_the_first_line_names_the_database_served(live_server, db_path):
+    server = live_server(threads=2)
+    assert server.log().splitlines()[0] == (f"obsctl serving {db_path} on http://127.0.0.1:{server.port} "
+                                            f"(2 threads); Ctrl-C to stop")
+
+
+def test_out_of_range_query_values_are_400_over_http(live_server):
+    server = live_server()
+    for query in ("limit=-1", "limit=0", "offset=-1", "limit=1_0", "limit=%2010"):
+        r = requests.get(f"{server.url}/sessions?{query}", timeout=10)
+        assert r.status_code == 400, query
+        assert r.json()["error"].startswith(("limit must be", "offset must be", "query parameter 'limit'"))
+
+
 def test_api_key_over_http(live_server):
     server = live_server({"SERVICE_API_KEY": "k-123"})
     assert requests.get(f"{server.url}/sessions", timeout=10).status_code == 401

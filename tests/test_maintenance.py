@@ -72,8 +72,25 @@ def test_prune_cli_json_and_text(db, cli):
     dry = cli("prune", "--older-than", "30d", "--dry-run", "--json")
     assert json.loads(dry.stdout)["sessions"] == 1
     real = cli("prune", "--older-than", "30d")
-    assert real.exit_code == 0 and real.stdout.startswith("deleted 1 sessions and 2 events")
-    assert cli("prune", "--older-than", "soon").exit_code == 1
+    assert real.exit_code == 0 and real.stdout.startswith("deleted 1 session and 2 events")
+    assert cli("prune", "--older-than", "soon").exit_code == 2
+
+
+@pytest.mark.parametrize("age", ["1000000d", "99999999999d", "36501d", "5215w", "876001h", "9" * 5000 + "m"])
+def test_prune_refuses_an_age_beyond_a_century_as_a_usage_error(db, cli, age):
+    seed_ages(db)
+    result = cli("prune", "--older-than", age, "--dry-run")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "Invalid value for '--older-than': age must be at most 36500d (100 years" in result.stderr
+    with pytest.raises(InvalidInput, match="at most 36500d"):
+        prune(db, age, dry_run=True)
+
+
+def test_prune_accepts_an_age_of_a_century(db, cli):
+    seed_ages(db)
+    result = cli("prune", "--older-than", "36500d", "--dry-run", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["sessions"] == 0
+    assert cli("prune", "--older-than", "5214w", "--dry-run").exit_code == 0
 
 
 def test_db_info(db, cli, db_path):

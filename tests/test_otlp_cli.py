@@ -50,7 +50,7 @@ def test_rejected_spans_and_lines_are_reported_with_their_line(cli, client, tmp_
     assert lines[0] == (f"Error: {path}:2: rejected: span {TRACE}:00000000000000b1: "
                         f"tokens_out must be a non-negative integer, got -2")
     assert lines[1].startswith(f"Error: {path}:3: rejected: malformed JSON")
-    assert lines[2] == "ingested 1 events into 1 sessions (1 new, 0 duplicates, 2 rejected)"
+    assert lines[2] == "ingested 1 event into 1 session (1 new, 0 duplicates, 2 rejected)"
     assert client.get(f"/sessions/{TRACE}").get_json()["event_count"] == 1
 
 
@@ -102,5 +102,6 @@ def test_cli_and_http_store_the_same_session(cli, client, tmp_path):
 def test_help_and_format_names(cli):
     assert "otlp-json" in cli("ingest", "--help").stdout
     result = cli("ingest", "--format", "otlp", "x.json")
-    assert result.exit_code == 1
-    assert "--format must be one of auto, jsonl, json, otlp-json; got 'otlp'" in result.stderr
+    assert result.exit_code == 2
+    assert ("Invalid value for '--format' / '-f': format must be one of auto, jsonl, json, otlp-json; "
+            "got 'otlp'") in result.stderr

@@ -93,9 +93,10 @@ def test_batch_parameters(db, client):
     sc.clean_session(db)
     assert client.get("/triage/batch?limit=abc").status_code == 400
     assert client.get("/triage/batch?min_events=x").get_json()["error"].startswith("query parameter")
-    assert len(client.get("/triage/batch?limit=0").get_json()["reports"]) == 1  # clamped to 1
-    assert len(client.get("/triage/batch?limit=5000").get_json()["reports"]) == 8  # clamped to 100
-    assert client.get("/triage/batch?min_events=-4").status_code == 200
+    assert client.get("/triage/batch?limit=0").status_code == 400
+    assert len(client.get("/triage/batch?limit=5000").get_json()["reports"]) == 8  # capped at 100
+    assert client.get("/triage/batch?min_events=-4").get_json() == {
+        "error": "min_events must be an integer from 0 to 1000000000; got -4"}
 
 
 def test_batch_is_a_fixed_route_not_a_session(db, client, run):

@@ -329,6 +329,17 @@ def test_cli_add_list_test_deliveries_remove(cli, client, receiver):
     assert cli("webhooks", "remove", hook["webhook_id"]).exit_code == 1
 
 
+def test_cli_enable_and_disable_together_is_a_usage_error(cli, client, receiver):
+    env = {"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}
+    hook = json.loads(cli("webhooks", "add", receiver.url, "--json", env=env).stdout)
+    both = cli("webhooks", "update", hook["webhook_id"], "--enable", "--disable", env=env)
+    assert both.exit_code == 2
+    assert "Invalid value for '--enable' / '--disable': they contradict each other" in both.stderr
+    assert client.get(f"/webhooks/{hook['webhook_id']}").get_json()["enabled"] is True
+    off = cli("webhooks", "update", hook["webhook_id"], "--disable", "--json", env=env)
+    assert json.loads(off.stdout)["enabled"] is False
+
+
 def test_cli_add_refuses_private_without_the_setting(cli):
     result = cli("webhooks", "add", "http://127.0.0.1:9/x")
     assert result.exit_code == 1

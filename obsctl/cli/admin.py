@@ -15,15 +15,23 @@ from obsctl.cli.base import (
     stdout_is_tty,
     translate_errors,
 )
+from obsctl.cli.options import checked
 from obsctl.services import maintenance as service
+from obsctl.text import plural
 
 db_app = ObsTyper(help="Database tools: info, backup.\n\nExample: obsctl db backup /backups/obsctl-today.db")
+
+
+def _check_age(text: str) -> str:
+    service.parse_age(text)
+    return text
 
 
 @translate_errors
 def prune_command(
     ctx: typer.Context,
-    older_than: str = typer.Option(..., "--older-than", help="Age like 30d, 12h, 90m, 2w."),
+    older_than: str = typer.Option(..., "--older-than", callback=checked(_check_age),
+                                   help="Age like 30d, 12h, 90m, 2w; at most 36500d (100 years)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count what would be deleted; delete nothing."),
     json_: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
@@ -36,7 +44,7 @@ def prune_command(
         emit_json(result)
         return
     verb = "would delete" if dry_run else "deleted"
-    print(f"{verb} {result['sessions']} sessions and {result['events']} events "
+    print(f"{verb} {plural(result['sessions'], 'session')} and {plural(result['events'], 'event')} "
           f"with no activity since {result['cutoff']}")
 
 

@@ -13,7 +13,9 @@ from obsctl.cli.base import (
     render_table,
     settings_of,
 )
+from obsctl.cli.options import checked, int_option, on_off
 from obsctl.services import alert_rules, alerts
+from obsctl.text import plural
 
 app = ObsTyper(help="Alert rules on agent metrics, their evaluation and fired alerts.\n\n"
                "Example: obsctl alerts evaluate --exit-code")
@@ -23,6 +25,7 @@ rules_app = ObsTyper(help="Create, list, update and remove alert rules.\n\n"
 app.add_typer(rules_app, name="rules")
 
 _JSON = typer.Option(False, "--json", help="Print the API's JSON body.")
+_OPERATOR_HELP = "One of < > <= >= == != (quote them) or the words lt gt le ge eq ne."
 _RULE_HEADERS = ["rule_id", "name", "metric", "condition", "window", "cooldown", "agent", "enabled",
                  "last_fired_at"]
 
@@ -55,13 +58,18 @@ def _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minut
 def add_rule(
     ctx: typer.Context,
     name: str = typer.Option(..., "--name", help="What the alert is called."),
-    metric: str = typer.Option(..., "--metric", help=f"One of: {', '.join(alert_rules.METRICS)}."),
-    operator: str = typer.Option(..., "--operator", help="One of < > <= >= == != (quote it)."),
-    threshold: float = typer.Option(..., "--threshold", help="The boundary value."),
-    window_minutes: int | None = typer.Option(None, "--window-minutes",
-                                                 help="Lookback window, 1-43200 [default: 60]."),
-    cooldown_minutes: int | None = typer.Option(None, "--cooldown-minutes",
-                                                   help="Quiet time after firing, 0 allowed [default: 15]."),
+    metric: str = typer.Option(..., "--metric", callback=checked(alert_rules.check_metric),
+                               help=f"One of: {', '.join(alert_rules.METRICS)}."),
+    operator: str = typer.Option(..., "--operator", callback=checked(alert_rules.check_operator),
+                                 help=_OPERATOR_HELP),
+    threshold: float = typer.Option(..., "--threshold", callback=checked(alert_rules.check_threshold),
+                                    help="The boundary value."),
+    window_minutes: int | None = int_option(alert_rules.WINDOW_MINUTES, "--window-minutes",
+                                            help="Lookback window", default=None,
+                                            show_default=str(alert_rules.WINDOW_MINUTES.default)),
+    cooldown_minutes: int | None = int_option(alert_rules.COOLDOWN_MINUTES, "--cooldown-minutes",
+                                              help="Quiet time after firing (0: none)", default=None,
+                                              show_default=str(alert_rules.COOLDOWN_MINUTES.default)),
     agent_filter: str | None = typer.Option(None, "--agent-filter", help="Only this agent's sessions."),
     disabled: bool = typer.Option(False, "--disabled", help="Create the rule disabled."),
     json_: bool = _JSON,
@@ -89,22 +97,29 @@ def list_rules(ctx: typer.Context, json_: bool = _JSON) -> None:
     if json_:
         emit_json(data)
     else:
-        _show_rules(f"{data['total']} alert rules", data["rules"])
+        _show_rules(plural(data["total"], "alert rule"), data["rules"])
 
 
 @rules_app.command("update")
 def update_rule(
     ctx: typer.Context,
     rule_id: str = typer.Argument(..., help="Rule id."),
-    name: str | None = typer.Option(None, "--name"),
-    metric: str | None = typer.Option(None, "--metric"),
-    operator: str | None = typer.Option(None, "--operator"),
-    threshold: float | None = typer.Option(None, "--threshold"),
-    window_minutes: int | None = typer.Option(None, "--window-minutes"),
-    cooldown_minutes: int | None = typer.Option(None, "--cooldown-minutes"),
+    name: str | None = typer.Option(None, "--name", help="New name."),
+    metric: str | None = typer.Option(None, "--metric", callback=checked(alert_rules.check_metric),
+                                      help="New metric."),
+    operator: str | None = typer.Option(None, "--operator", callback=checked(alert_rules.check_operator),
+                                        help=_OPERATOR_HELP),
+    threshold: float | None = typer.Option(None, "--threshold",
+                                           callback=checked(alert_rules.check_threshold),
+                                           help="New boundary value."),
+    window_minutes: int | None = int_option(alert_rules.WINDOW_MINUTES, "--window-minutes",
+                                            help="New lookback window", default=None),
+    cooldown_minutes: int | None = int_option(alert_rules.COOLDOWN_MINUTES, "--cooldown-minutes",
+                                              help="New quiet time after firing", default=None),
     agent_filter: str | None = typer.Option(None, "--agent-filter",
                                                help="Agent name; an empty string means all agents."),
-    enabled: bool | None = typer.Option(None, "--enable/--disable", help="Turn the rule on or off."),
+    enable: bool = typer.Option(False, "--enable", help="Turn the rule on."),
+    disable: bool = typer.Option(False, "--disable", help="Turn the rule off."),
     json_: bool = _JSON,
 ) -> None:
     """Change some fields of a rule; the others keep their values.
@@ -112,7 +127,7 @@ def update_rule(
     Example: obsctl alerts rules update rule_0123456789abcdef --threshold 10 --disable
     """
     body = _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes,
-                      agent_filter, enabled)
+                      agent_filter, on_off(enable, disable, "rule"))
     rule = alert_rules.update_rule(open_database(ctx), rule_id, body)
     if json_:
         emit_json(rule)
@@ -187,7 +202,7 @@ def events(
     ctx: typer.Context,
     unacknowledged: bool = typer.Option(False, "--unacknowledged", help="Only alerts not yet acknowledged."),
     rule_id: str | None = typer.Option(None, "--rule-id", help="Only this rule's alerts."),
-    limit: int = typer.Option(alerts.DEFAULT_EVENTS_LIMIT, "--limit", help="At most 500."),
+    limit: int = int_option(alerts.EVENTS_LIMIT, "--limit", help="Alerts to show."),
     json_: bool = _JSON,
 ) -> None:
     """List fired alerts, newest first.
@@ -199,7 +214,7 @@ def events(
     if json_:
         emit_json(data)
         return
-    _show_alerts(f"{len(data['events'])} of {data['total']} alerts", data["events"])
+    _show_alerts(f"{len(data['events'])} of {plural(data['total'], 'alert')}", data["events"])
 
 
 def _show_alerts(title: str, events: list[dict]) -> None:

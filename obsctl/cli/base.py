@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 import typer
+from typer.core import TyperArgument, TyperCommand
 
 from obsctl.config import Settings
 from obsctl.errors import ObsctlError
@@ -42,6 +43,28 @@ def translate_errors(func: Callable) -> Callable:
     return wrapper
 
 
+class ObsCommand(TyperCommand):
+    """A command whose usage line reads the Unix way: `obsctl explain [OPTIONS] SESSION_ID`,
+    optional arguments in brackets (`[FILE|-]`). Typer's own form writes required arguments
+    as `{session_id}`, which reads like a template placeholder."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument) and param.metavar is None:
+                param.metavar = param.name.upper()
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if not isinstance(param, TyperArgument):
+                pieces.extend(param.get_usage_pieces(ctx))
+                continue
+            name = param.metavar if param.required else f"[{param.metavar}]"
+            pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces
+
+
 class ObsTyper(typer.Typer):
     """A Typer app whose commands report obsctl errors as one line, never a traceback."""
 
@@ -53,6 +76,7 @@ class ObsTyper(typer.Typer):
         super().__init__(**kwargs)
 
     def command(self, *args, **kwargs):
+        kwargs.setdefault("cls", ObsCommand)
         register = super().command(*args, **kwargs)
 
         def decorator(func):

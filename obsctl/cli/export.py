@@ -11,14 +11,22 @@ from typing import Annotated
 import typer
 
 from obsctl.cli.base import notice, open_database, translate_errors
+from obsctl.cli.options import checked
 from obsctl.errors import InvalidInput
+
+
+def _check_format(value: str) -> str:
+    from obsctl.services.export import check_format
+
+    return check_format(value)
 
 
 @translate_errors
 def export_command(
     ctx: typer.Context,
     session_id: str = typer.Argument(..., help="Session id."),
-    fmt: str = typer.Option("json", "--format", "-f", help="json (the API's body) or csv."),
+    fmt: str = typer.Option("json", "--format", "-f", callback=checked(_check_format),
+                            help="json (the API's body) or csv."),
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", dir_okay=False, help="Write to FILE instead of stdout.")] = None,
     json_: bool = typer.Option(False, "--json", help="Same as --format json."),

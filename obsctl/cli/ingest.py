@@ -17,22 +17,35 @@ from obsctl.cli.base import (
     stderr_is_tty,
     translate_errors,
 )
+from obsctl.cli.options import checked, int_option
 from obsctl.errors import InvalidInput
+from obsctl.jsonutil import describe_value
+from obsctl.params import IntParam
+from obsctl.text import plural
 
 MAX_REJECT_LINES = 50
+BATCH_SIZE = IntParam("batch_size", 1, 100000, default=1000)
+
+
+def _check_format(fmt: str) -> str:
+    from obsctl.services.event_source import FORMATS
+
+    formats = (*FORMATS, "otlp-json")
+    if fmt not in formats:
+        raise InvalidInput(f"format must be one of {', '.join(formats)}; got {describe_value(fmt)}")
+    return fmt
 
 
 @translate_errors
 def ingest_command(
     ctx: typer.Context,
-    source: str = typer.Argument("-", metavar="[FILE|-]", help="JSONL, a JSON array or "
+    source: str = typer.Argument("-", metavar="FILE|-", help="JSONL, a JSON array or "
                                  '{"events": [...]}; "-" reads stdin.'),
-    fmt: str = typer.Option("auto", "--format", "-f",
+    fmt: str = typer.Option("auto", "--format", "-f", callback=checked(_check_format),
                             help="Input format: auto, jsonl, json, otlp-json (OpenTelemetry "
                             "traces as a collector's file exporter writes them)."),
     strict: bool = typer.Option(False, "--strict", help="Store nothing if any record is bad."),
-    batch_size: int = typer.Option(1000, "--batch-size", min=1, max=100000,
-                                   help="Events per transaction."),
+    batch_size: int = int_option(BATCH_SIZE, "--batch-size", help="Events per transaction."),
     json_: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary line."),
 ) -> None:
@@ -46,9 +59,6 @@ def ingest_command(
     from obsctl.services import event_source
     from obsctl.services.ingest_stream import ingest_stream
 
-    formats = (*event_source.FORMATS, "otlp-json")
-    if fmt not in formats:
-        raise InvalidInput(f"--format must be one of {', '.join(formats)}; got {fmt!r}")
     stream, total_bytes, label = _open_source(source)
     reader = event_source.CountingReader(stream)
     db = open_database(ctx)
@@ -83,8 +93,8 @@ def ingest_command(
         emit_json(data)
     elif not quiet:
         notice(
-            f"ingested {data['events']} events into {data['sessions']} sessions "
-            f"({data['stored']} new, {data['duplicates']} duplicates, {data['rejected']} rejected)"
+            f"ingested {plural(data['events'], 'event')} into {plural(data['sessions'], 'session')} "
+            f"({data['stored']} new, {plural(data['duplicates'], 'duplicate')}, {data['rejected']} rejected)"
         )
     if summary.rejected:
         raise typer.Exit(EXIT_FAILURE)

@@ -19,9 +19,11 @@ from obsctl.cli.base import (
     settings_of,
     stdout_is_tty,
 )
+from obsctl.cli.options import int_option
 from obsctl.cli.triage import DefaultCommandGroup, error_cells
 from obsctl.errors import InvalidInput
 from obsctl.services import postmortem as service
+from obsctl.text import plural
 
 SEV_COLOURS = {"SEV-1": "bold red", "SEV-2": "red", "SEV-3": "yellow", "SEV-4": "cyan", "none": "green"}
 
@@ -83,13 +85,12 @@ def show_command(
 @app.command("candidates")
 def candidates_command(
     ctx: typer.Context,
-    min_errors: int = typer.Option(service.CANDIDATES_DEFAULT_MIN_ERRORS, "--min-errors", min=0,
-                                   help="Only sessions with at least this many errors."),
-    limit: int = typer.Option(service.CANDIDATES_DEFAULT_LIMIT, "--limit",
-                              help=f"At most {service.CANDIDATES_MAX_LIMIT}."),
+    min_errors: int = int_option(service.CANDIDATES_MIN_ERRORS, "--min-errors",
+                                 help="Only sessions with at least this many errors."),
+    limit: int = int_option(service.CANDIDATES_LIMIT, "--limit", help="Candidates to show."),
     agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
-    days: int | None = typer.Option(None, "--days", min=1, max=3650,
-                                       help="Only sessions started in the last N days."),
+    days: int | None = int_option(service.CANDIDATES_DAYS, "--days",
+                                  show_default="all", help="Only sessions started in the last N days"),
     json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
 ) -> None:
     """List sessions worth a postmortem: most severe first, then most errors.
@@ -118,6 +119,6 @@ def candidates_command(
         rows.append([severity, text(c["session_id"]), text(c["agent_name"]), c["status"],
                      c["started_at"], *error_cells(c, tty)])
     counts = ["errors"] if tty else ["error_events", "body_events", "error_event_rate"]
-    render_table(f"{len(rows)} of {data['total']} sessions with errors",
+    render_table(f"{len(rows)} of {plural(data['total'], 'session')} with errors",
                  ["severity", "session_id", "agent", "status", "started_at", *counts], rows,
                  justify={h: "right" for h in counts})

@@ -14,13 +14,15 @@ from obsctl.cli.base import (
     stdout_is_tty,
     translate_errors,
 )
+from obsctl.cli.options import int_option
 from obsctl.services import scorecards as service
 from obsctl.services.scorecard_scoring import DIMENSIONS
+from obsctl.text import plural
 
 app = ObsTyper(no_args_is_help=False)
 
 _JSON = typer.Option(False, "--json", help="Print the API's JSON body.")
-_DAYS = typer.Option(service.DEFAULT_DAYS, "--days", help="Lookback window in days, 1-365.")
+_DAYS = int_option(service.DAYS, "--days", help="Lookback window in days.")
 _GRADE_COLOURS = {"A+": "bold green", "A": "green", "B+": "cyan", "B": "cyan", "B-": "cyan",
                   "C+": "yellow", "C": "yellow", "D": "red", "F": "bold red"}
 _SPARKS = "▁▂▃▄▅▆▇█"
@@ -83,7 +85,7 @@ def _details(b: dict) -> dict[str, str]:
         "efficiency": f"tokens/session {_fmt(e['tokens_per_session'], 0)} (fleet "
                       f"{_fmt(e['fleet_tokens_per_session'], 0)}), cost/session "
                       f"${_fmt(e['cost_per_session'], 4)} (fleet ${_fmt(e['fleet_cost_per_session'], 4)})",
-        "throughput": f"{t['sessions']} sessions (fleet {_fmt(t['fleet_sessions'], 1)}), "
+        "throughput": f"{plural(t['sessions'], 'session')} (fleet {_fmt(t['fleet_sessions'], 1)}), "
                       f"completed {t['completed_sessions']:,} of {t['sessions']:,} "
                       f"({_fmt(t['completion_rate'], unit='%')})",
     }
@@ -121,7 +123,8 @@ def show_command(
         return
     out = console()
     out.print(f"[bold]{card['agent']}[/bold]  overall {_scored(card['overall_score'], card['grade'])}  "
-              f"({card['sessions_analyzed']} sessions, {card['fleet_agents']} agents in the fleet, "
+              f"({plural(card['sessions_analyzed'], 'session')}, {plural(card['fleet_agents'], 'agent')} "
+              f"in the fleet, "
               f"{card['since']} to {card['until']})")
     details = _details(card["breakdown"])
     render_table("dimensions", ["dimension", "score", "grade", "inputs"],

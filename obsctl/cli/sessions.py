@@ -5,8 +5,10 @@ from __future__ import annotations
 import typer
 
 from obsctl.cli.base import ObsTyper, emit_json, open_database, render_table, stdout_is_tty
+from obsctl.cli.options import checked, int_option
 from obsctl.services import sessions as service
 from obsctl.services.session_fields import tool_parts
+from obsctl.text import plural
 
 app = ObsTyper(help="List sessions and show one with its events.\n\nExample: obsctl sessions list --status error")
 
@@ -14,9 +16,10 @@ app = ObsTyper(help="List sessions and show one with its events.\n\nExample: obs
 @app.command("list")
 def list_command(
     ctx: typer.Context,
-    status: str | None = typer.Option(None, "--status", help="active, completed or error."),
-    limit: int = typer.Option(service.DEFAULT_LIMIT, "--limit", help="At most 200."),
-    offset: int = typer.Option(0, "--offset", min=0),
+    status: str | None = typer.Option(None, "--status", callback=checked(service.check_status),
+                                      help="active, completed or error."),
+    limit: int = int_option(service.LIMIT, "--limit", help="Sessions to show."),
+    offset: int = int_option(service.OFFSET, "--offset", help="Sessions to skip (newest first)."),
     json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
 ) -> None:
     """List sessions, newest first.
@@ -33,7 +36,7 @@ def list_command(
         for s in data["sessions"]
     ]
     shown = len(rows)
-    render_table(f"{shown} of {data['total']} sessions",
+    render_table(f"{shown} of {plural(data['total'], 'session')}",
                  ["session_id", "agent", "status", "started_at", "events", "errors", "tokens"], rows,
                  justify={"events": "right", "errors": "right", "tokens": "right"})
 

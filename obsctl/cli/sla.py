@@ -14,15 +14,15 @@ from obsctl.cli.base import (
     settings_of,
     stdout_is_tty,
 )
+from obsctl.cli.options import checked, int_option
 from obsctl.services import sla as service
 from obsctl.services.metrics import METRICS
+from obsctl.text import plural
 
 app = ObsTyper(help="SLA targets per agent and metric, compliance checks, history and summary.\n\n"
                "Example: obsctl sla set support-bot error_rate '<=' 5 && obsctl sla check")
 
 _JSON = typer.Option(False, "--json", help="Print the API's JSON body.")
-# `<` and `>` are shell redirections, so the words are accepted as well.
-_OPERATOR_WORDS = {"le": "<=", "ge": ">="}
 _STATUS_COLOURS = {"pass": "green", "fail": "red", "no_data": "yellow", "unchecked": "yellow"}
 
 
@@ -51,21 +51,23 @@ def _rate(rate: float | None) -> str:
 def set_command(
     ctx: typer.Context,
     agent: str = typer.Argument(..., help="Agent name."),
-    metric: str = typer.Argument(..., help=f"One of: {', '.join(METRICS)}."),
-    operator: str = typer.Argument(..., help="'<=' or '>=' (or le / ge)."),
-    value: float = typer.Argument(..., help="The target value."),
-    window_hours: int | None = typer.Option(
-        None, "--window-hours",
-        help="Lookback of the check in hours, 1-8760 [default: 24 for a new target, "
-             "unchanged for an existing one]."),
+    metric: str = typer.Argument(..., callback=checked(service.check_metric),
+                                 help=f"One of: {', '.join(METRICS)}."),
+    operator: str = typer.Argument(..., callback=checked(service.check_operator),
+                                   help="'<=' or '>=' (quote them), or the words le / ge."),
+    value: float = typer.Argument(..., callback=checked(service.check_target_value),
+                                  help="The target value."),
+    window_hours: int | None = int_option(
+        service.WINDOW_HOURS, "--window-hours", default=None,
+        show_default="24 for a new target, unchanged for an existing one",
+        help="Lookback of the check in hours"),
     json_: bool = _JSON,
 ) -> None:
     """Create or update the SLA target of AGENT and METRIC.
 
     Example: obsctl sla set support-bot p95_duration_ms '<=' 2000 --window-hours 24
     """
-    body = {"agent_name": agent, "metric": metric,
-            "operator": _OPERATOR_WORDS.get(operator.lower(), operator), "target_value": value}
+    body = {"agent_name": agent, "metric": metric, "operator": operator, "target_value": value}
     if window_hours is not None:
         body["window_hours"] = window_hours
     target, created = service.put_target(open_database(ctx), body)
@@ -89,7 +91,7 @@ def list_command(ctx: typer.Context, json_: bool = _JSON) -> None:
         return
     rows = [[t["agent_name"], t["metric"], f"{t['operator']} {_num(t['target_value'])}",
              f"{t['window_hours']}h", t["updated_at"]] for t in data["targets"]]
-    render_table(f"{data['total']} SLA targets", ["agent", "metric", "target", "window", "updated_at"],
+    render_table(plural(data["total"], "SLA target"), ["agent", "metric", "target", "window", "updated_at"],
                  rows)
 
 
@@ -97,7 +99,8 @@ def list_command(ctx: typer.Context, json_: bool = _JSON) -> None:
 def remove_command(
     ctx: typer.Context,
     agent: str = typer.Argument(..., help="Agent name."),
-    metric: str = typer.Argument(..., help="Metric of the target."),
+    metric: str = typer.Argument(..., callback=checked(service.check_metric),
+                                 help="Metric of the target."),
     json_: bool = _JSON,
 ) -> None:
     """Remove the SLA target of AGENT and METRIC (its history stays).
@@ -151,9 +154,8 @@ def check_command(
 def history_command(
     ctx: typer.Context,
     agent: str | None = typer.Option(None, "--agent", help="Only this agent's targets."),
-    hours: int = typer.Option(service.DEFAULT_HISTORY_HOURS, "--hours", help="Lookback in hours."),
-    limit: int = typer.Option(service.DEFAULT_HISTORY_LIMIT, "--limit",
-                              help=f"At most this many snapshots (up to {service.MAX_HISTORY_LIMIT})."),
+    hours: int = int_option(service.HISTORY_HOURS, "--hours", help="Lookback in hours."),
+    limit: int = int_option(service.HISTORY_LIMIT, "--limit", help="Snapshots to show."),
     json_: bool = _JSON,
 ) -> None:
     """Show the compliance snapshots of past checks, newest first.
@@ -165,7 +167,7 @@ def history_command(
         emit_json(data)
         return
     rows = [[s["checked_at"], *_result_row(s)] for s in data["snapshots"]]
-    render_table(f"{len(rows)} of {data['total']} snapshots", ["checked_at", *_RESULT_HEADERS], rows)
+    render_table(f"{len(rows)} of {plural(data['total'], 'snapshot')}", ["checked_at", *_RESULT_HEADERS], rows)
 
 
 @app.command("summary")

@@ -14,8 +14,10 @@ from obsctl.cli.base import (
     settings_of,
     stdout_is_tty,
 )
+from obsctl.cli.options import int_option
 from obsctl.services import triage as service
 from obsctl.services.rates import format_percent
+from obsctl.text import plural
 
 TOP_FINDING_CHARS = 60
 SEVERITY_COLOURS = {"critical": "bold red", "warning": "yellow", "info": "cyan", "healthy": "green"}
@@ -91,9 +93,9 @@ def render_report(report: dict) -> None:
         f"[bold]Health {report['health_score']:g}/100[/bold]  grade [bold]{report['grade']}[/bold]  "
         f"{colour(severity, severity.upper())}{because}\n"
         f"agent {escape(report['agent_name'])} · status {report['status']} · "
-        f"{m['event_count']:,} events ({m['body_events']:,} without session start/end), "
+        f"{plural(m['event_count'], 'event', sep=True)} ({m['body_events']:,} without session start/end), "
         f"{m['error_events']:,} of {m['body_events']:,} failed ({format_percent(m['error_event_rate'])}) · "
-        f"{m['total_tokens']:,} tokens · {cost} · {duration}"
+        f"{plural(m['total_tokens'], 'token', sep=True)} · {cost} · {duration}"
     )
     out.print(Panel(header, title=f"triage {escape(report['session_id'])}", expand=False,
                     border_style=SEVERITY_COLOURS.get(severity, "white")))
@@ -120,10 +122,9 @@ def render_report(report: dict) -> None:
 @app.command("batch")
 def batch_command(
     ctx: typer.Context,
-    limit: int = typer.Option(service.BATCH_DEFAULT_LIMIT, "--limit",
-                              help=f"Sessions to triage (at most {service.BATCH_MAX_LIMIT})."),
-    min_events: int = typer.Option(service.BATCH_DEFAULT_MIN_EVENTS, "--min-events", min=0,
-                                   help="Only sessions with at least this many events."),
+    limit: int = int_option(service.BATCH_LIMIT, "--limit", help="Sessions to triage."),
+    min_events: int = int_option(service.BATCH_MIN_EVENTS, "--min-events",
+                                 help="Only sessions with at least this many events."),
     agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
     json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
 ) -> None:
@@ -154,7 +155,7 @@ def batch_command(
         rows.append([r["health_score"], r["grade"], severity, text(r["session_id"]), text(r["agent_name"]),
                      *error_cells(r["metrics"], tty), text(top[:TOP_FINDING_CHARS] if tty else top)])
     # The severity is the worst finding's: "top finding" is the one that set it.
-    render_table(f"{len(rows)} of {data['total']} sessions, worst first",
+    render_table(f"{len(rows)} of {plural(data['total'], 'session')}, worst first",
                  ["score", "grade", "severity", "session_id", "agent", *counts, "top finding"],
                  rows, justify={"score": "right", **{h: "right" for h in counts}})
 

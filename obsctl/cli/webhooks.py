@@ -15,7 +15,9 @@ from obsctl.cli.base import (
     render_table,
     settings_of,
 )
+from obsctl.cli.options import checked, int_option, on_off
 from obsctl.services import webhooks as service
+from obsctl.text import plural
 
 app = ObsTyper(help="Webhooks called when alerts fire (generic JSON, Slack, PagerDuty).\n\n"
                "Example: obsctl webhooks add https://hooks.example.com/obsctl --secret generate")
@@ -39,7 +41,8 @@ def _show_created(title: str, hook: dict) -> None:
 def add(
     ctx: typer.Context,
     url: str = typer.Argument(..., help="http(s) URL to POST alerts to."),
-    format_: str = typer.Option("generic", "--format", help="generic, slack or pagerduty."),
+    format_: str = typer.Option("generic", "--format", callback=checked(service.check_format),
+                                help="generic, slack or pagerduty."),
     secret: str | None = typer.Option(None, "--secret",
                                          help="whsec_<base64> to sign deliveries, or 'generate'."),
     routing_key: str | None = typer.Option(None, "--routing-key",
@@ -79,20 +82,22 @@ def list_(ctx: typer.Context, json_: bool = _JSON) -> None:
     if json_:
         emit_json(data)
     else:
-        render_table(f"{data['total']} webhooks", _HEADERS, [_row(h) for h in data["webhooks"]])
+        render_table(plural(data["total"], "webhook"), _HEADERS, [_row(h) for h in data["webhooks"]])
 
 
 @app.command("update")
 def update(
     ctx: typer.Context,
     webhook_id: str = typer.Argument(..., help="Webhook id."),
-    url: str | None = typer.Option(None, "--url"),
-    format_: str | None = typer.Option(None, "--format", help="generic, slack or pagerduty."),
+    url: str | None = typer.Option(None, "--url", help="New http(s) URL."),
+    format_: str | None = typer.Option(None, "--format", callback=checked(service.check_format),
+                                       help="generic, slack or pagerduty."),
     secret: str | None = typer.Option(None, "--secret", help="whsec_<base64>, 'generate' or 'none'."),
     routing_key: str | None = typer.Option(None, "--routing-key"),
     rules: Annotated[list[str] | None, typer.Option("--rule", metavar="RULE_ID", help="Only these rules (repeatable).")] = None,
     all_rules: bool = typer.Option(False, "--all-rules", help="Send every rule's alerts."),
-    enabled: bool | None = typer.Option(None, "--enable/--disable"),
+    enable: bool = typer.Option(False, "--enable", help="Turn the webhook on."),
+    disable: bool = typer.Option(False, "--disable", help="Turn the webhook off."),
     json_: bool = _JSON,
 ) -> None:
     """Change some fields of a webhook.
@@ -100,6 +105,7 @@ def update(
     Example: obsctl webhooks update wh_0123456789abcdef --secret generate --disable
     """
     body: dict = {}
+    enabled = on_off(enable, disable, "webhook")
     for key, value in (("url", url), ("format", format_), ("routing_key", routing_key),
                        ("enabled", enabled)):
         if value is not None:
@@ -154,8 +160,9 @@ def deliveries(
     ctx: typer.Context,
     webhook_id: str | None = typer.Option(None, "--webhook", help="Only this webhook."),
     alert_id: str | None = typer.Option(None, "--alert", help="Only this alert's deliveries."),
-    status: str | None = typer.Option(None, "--status", help="pending, delivered or failed."),
-    limit: int = typer.Option(service.DEFAULT_DELIVERIES_LIMIT, "--limit", help="At most 500."),
+    status: str | None = typer.Option(None, "--status", callback=checked(service.check_delivery_status),
+                                      help="pending, delivered or failed."),
+    limit: int = int_option(service.DELIVERIES_LIMIT, "--limit", help="Deliveries to show."),
     json_: bool = _JSON,
 ) -> None:
     """Show the delivery log: status, attempts and last error of each delivery.
@@ -170,6 +177,6 @@ def deliveries(
     rows = [[d["delivery_id"], d["webhook_id"], d["alert_id"] or "", d["event_type"], d["status"],
              d["attempts"], d["last_status_code"], d["last_error"], d["next_attempt_at"] or "",
              d["created_at"]] for d in data["deliveries"]]
-    render_table(f"{len(rows)} of {data['total']} deliveries",
+    render_table(f"{len(rows)} of {plural(data['total'], 'delivery', 'deliveries')}",
                  ["delivery_id", "webhook", "alert", "type", "status", "attempts", "code", "last_error",
                   "next_attempt", "created_at"], rows)

@@ -16,16 +16,20 @@ from typing import Any
 import sqlite_utils
 
 from obsctl.errors import InvalidInput, NotFound
-from obsctl.services.metrics import METRICS
+from obsctl.jsonutil import describe_value
+from obsctl.params import IntParam
+from obsctl.services.metrics import METRICS, check_metric
+from obsctl.services.operators import SYMBOLS, normalise_operator
 from obsctl.store import alerts as store
 from obsctl.store.db import write_transaction
 from obsctl.timeutil import now_iso
 
-OPERATORS = ("<", ">", "<=", ">=", "==", "!=")
-WINDOW_MINUTES = (1, 43200)
-MAX_COOLDOWN_MINUTES = 525600  # a year; longer is certainly a typo
+OPERATORS = SYMBOLS
+WINDOW_MINUTES = IntParam("window_minutes", 1, 43200, default=60)
+COOLDOWN_MINUTES = IntParam("cooldown_minutes", 0, 525600, default=15)  # a year; longer is a typo
 MAX_NAME_LEN = 256
-DEFAULTS = {"window_minutes": 60, "cooldown_minutes": 15, "agent_filter": None, "enabled": True}
+DEFAULTS = {"window_minutes": WINDOW_MINUTES.default, "cooldown_minutes": COOLDOWN_MINUTES.default,
+            "agent_filter": None, "enabled": True}
 WRITABLE = ("name", "metric", "operator", "threshold", "window_minutes", "cooldown_minutes",
             "agent_filter", "enabled")
 READ_ONLY = ("rule_id", "created_at", "updated_at", "last_fired_at")
@@ -49,8 +53,16 @@ def rule_view(row: dict) -> dict:
     }
 
 
-def _is_int(value: Any) -> bool:
-    return type(value) is int or (type(value) is float and value.is_integer())
+def check_operator(value: Any) -> str:
+    """An operator as its canonical symbol (words accepted), else InvalidInput."""
+    return normalise_operator(value, OPERATORS)
+
+
+def check_threshold(value: Any) -> float:
+    """A finite number (a JSON boolean is not one), else InvalidInput."""
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise InvalidInput(f"threshold must be a finite number; got {describe_value(value)}")
+    return float(value)
 
 
 def _check_field(name: str, value: Any) -> Any:
@@ -62,37 +74,25 @@ def _check_field(name: str, value: Any) -> Any:
             raise InvalidInput(f"name must be at most {MAX_NAME_LEN} characters")
         return value
     if name == "metric":
-        if type(value) is not str or value not in METRICS:
-            raise InvalidInput(f"metric must be one of {', '.join(METRICS)}; got {value!r}")
-        return value
+        return check_metric(value)
     if name == "operator":
-        if type(value) is not str or value not in OPERATORS:
-            raise InvalidInput(f"operator must be one of {' '.join(OPERATORS)}; got {value!r}")
-        return value
+        return check_operator(value)
     if name == "threshold":
-        if type(value) not in (int, float) or not math.isfinite(value):
-            raise InvalidInput(f"threshold must be a finite number; got {value!r}")
-        return float(value)
+        return check_threshold(value)
     if name == "window_minutes":
-        low, high = WINDOW_MINUTES
-        if not _is_int(value) or not low <= value <= high:
-            raise InvalidInput(f"window_minutes must be an integer from {low} to {high}; got {value!r}")
-        return int(value)
+        return WINDOW_MINUTES.check(value, nullable=False)
     if name == "cooldown_minutes":
-        if not _is_int(value) or not 0 <= value <= MAX_COOLDOWN_MINUTES:
-            raise InvalidInput(
-                f"cooldown_minutes must be an integer from 0 to {MAX_COOLDOWN_MINUTES}; got {value!r}")
-        return int(value)
+        return COOLDOWN_MINUTES.check(value, nullable=False)
     if name == "agent_filter":
         if value is None or value == "":
             return None
         if type(value) is not str or len(value) > MAX_NAME_LEN:
             raise InvalidInput(f"agent_filter must be an agent name (a string of at most "
-                               f"{MAX_NAME_LEN} characters) or null; got {value!r}")
+                               f"{MAX_NAME_LEN} characters) or null; got {describe_value(value)}")
         return value
     if name == "enabled":
         if type(value) is not bool:
-            raise InvalidInput(f"enabled must be true or false; got {value!r}")
+            raise InvalidInput(f"enabled must be true or false; got {describe_value(value)}")
         return 1 if value else 0
     raise AssertionError(name)
 

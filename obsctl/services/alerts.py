@@ -15,18 +15,17 @@ from datetime import datetime, timedelta
 import sqlite_utils
 
 from obsctl.errors import NotFound
+from obsctl.params import IntParam
 from obsctl.services import webhooks
 from obsctl.services.alert_rules import rule_view
 from obsctl.services.metrics import compute_metric_groups
 from obsctl.services.pricing import pricer_for
-from obsctl.services.sessions import clamp_limit
 from obsctl.store import alerts as store
 from obsctl.store.db import write_transaction
 from obsctl.timeutil import format_ts, now, now_iso, parse_ts
 
 EQUALITY_TOLERANCE = 1e-9
-DEFAULT_EVENTS_LIMIT = 50
-MAX_EVENTS_LIMIT = 500
+EVENTS_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
 
 
 def compare(value: float, operator: str, threshold: float) -> bool:
@@ -132,8 +131,8 @@ def _fire(db: sqlite_utils.Database, candidates: list, at: datetime) -> None:
 
 def list_alert_events(db: sqlite_utils.Database, *, limit: int | None = None,
                       unacknowledged: bool = False, rule_id: str | None = None) -> dict:
-    """`{"events": [...], "total": N}` newest first; limit default 50, clamped to 1..500."""
-    limit = clamp_limit(limit, DEFAULT_EVENTS_LIMIT, MAX_EVENTS_LIMIT)
+    """`{"events": [...], "total": N}` newest first; limit default 50, 1-500 (more counts as 500)."""
+    limit = EVENTS_LIMIT.check(limit)
     rows, total = store.list_alerts(db, limit=limit, unacknowledged=unacknowledged, rule_id=rule_id)
     return {"events": [alert_view(r) for r in rows], "total": total}
 

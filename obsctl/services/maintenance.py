@@ -10,21 +10,32 @@ from pathlib import Path
 import sqlite_utils
 
 from obsctl.errors import InvalidInput
+from obsctl.jsonutil import describe_value
 from obsctl.store import maintenance as store
 from obsctl.store.db import schema_version
 from obsctl.timeutil import iso_minus
 
-_DURATION = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_DURATION = re.compile(r"^\s*([0-9]+)\s*([mhdw])\s*$")
+_UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1),
+          "w": timedelta(weeks=1)}
+# A century: older than any stored timestamp can be, far from datetime's year-1 limit.
+MAX_AGE = timedelta(days=36500)
 PRUNE_BATCH_SESSIONS = 500
 
 
 def parse_age(text: str) -> timedelta:
-    """`30d`, `12h`, `90m`, `2w` -> timedelta (at least one minute)."""
+    """`30d`, `12h`, `90m`, `2w` -> timedelta, from one minute to MAX_AGE (100 years)."""
     match = _DURATION.match(text or "")
-    if not match or int(match.group(1)) == 0:
-        raise InvalidInput(f"age must look like 30d, 12h, 90m or 2w (a positive number and a unit); got {text!r}")
-    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    digits = match.group(1).lstrip("0") if match else ""
+    if not digits:
+        raise InvalidInput(f"age must look like 30d, 12h, 90m or 2w (a positive number and a unit); got {describe_value(text)}")
+    unit = _UNITS[match.group(2)]
+    # Digits first: a huge number must not reach int() or timedelta (OverflowError).
+    if len(digits) > 9 or int(digits) * unit > MAX_AGE:
+        in_unit = "" if match.group(2) == "d" else f", {MAX_AGE // unit}{match.group(2)}"
+        raise InvalidInput(f"age must be at most {MAX_AGE.days}d (100 years{in_unit}); "
+                           f"got {describe_value(text.strip())}")
+    return int(digits) * unit
 
 
 def prune(db: sqlite_utils.Database, older_than: str, *, dry_run: bool = False,

@@ -19,10 +19,12 @@ InvalidInput naming the valid ones. `pricer` (for avg_cost) defaults to the bund
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import sqlite_utils
 
 from obsctl.errors import InvalidInput
+from obsctl.jsonutil import describe_value
 from obsctl.services.pricing import Pricer
 from obsctl.store import metrics as store
 
@@ -36,10 +38,11 @@ METRICS: dict[str, str] = {
     "session_count": "Sessions whose started_at is in the window (0 when none)",
 }
 
-def check_metric(metric: str) -> str:
-    """Return `metric` if it is one of METRICS, else InvalidInput listing the valid names."""
+def check_metric(metric: Any) -> str:
+    """Return `metric` if it is one of METRICS, else InvalidInput listing the valid names
+    (alert rules and SLA targets validate their metric with this)."""
     if type(metric) is not str or metric not in METRICS:
-        raise InvalidInput(f"unknown metric {metric!r}; valid metrics: {', '.join(METRICS)}")
+        raise InvalidInput(f"metric must be one of {', '.join(METRICS)}; got {describe_value(metric)}")
     return metric
 
 

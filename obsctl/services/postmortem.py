@@ -23,15 +23,16 @@ from datetime import timedelta
 
 import sqlite_utils
 
+from obsctl.params import MAX_COUNT, IntParam
 from obsctl.services import postmortem_factors as factors_mod
 from obsctl.services import triage_findings as rules
 from obsctl.services.postmortem_markdown import render_markdown
 from obsctl.services.postmortem_timeline import timeline
 from obsctl.services.rates import SessionEventCounts, format_percent, percent
-from obsctl.services.sessions import clamp_limit
 from obsctl.services.triage_analysis import SessionAnalysis, analyse_session
 from obsctl.services.triage_cost import cost_by_event_type
 from obsctl.store import triage as store
+from obsctl.text import plural
 from obsctl.timeutil import iso_minus, now_iso
 
 SEV_HIGH_RATE = rules.ERROR_RATE_CRITICAL
@@ -39,9 +40,9 @@ SEV_MEDIUM_RATE = rules.ERROR_RATE_WARNING
 SEV_MEDIUM_COUNT = rules.ERRORS_WARNING
 SEVERITIES = ("SEV-1", "SEV-2", "SEV-3", "SEV-4", "none")
 
-CANDIDATES_DEFAULT_LIMIT = 20
-CANDIDATES_MAX_LIMIT = 100
-CANDIDATES_DEFAULT_MIN_ERRORS = 1
+CANDIDATES_LIMIT = IntParam("limit", 1, 100, default=20, capped=True)
+CANDIDATES_MIN_ERRORS = IntParam("min_errors", 0, MAX_COUNT, default=1)
+CANDIDATES_DAYS = IntParam("days", 1, 3650)  # no default: every session
 
 
 def severity_and_reason(status: str, error_events: int, body_events: int) -> tuple[str, str]:
@@ -99,7 +100,7 @@ def _summary(a: SessionAnalysis, cascades: dict, factors: list[dict], cost: dict
     s = a.session
     duration = "an unknown time" if a.duration_ms is None else f"{a.duration_ms / 1000:.1f} s"
     state = {"completed": "completed", "error": "ended with status error"}.get(s["status"], "is still active")
-    parts = [(f"Session {s['session_id']} of agent {s['agent_name']} ran {len(a.work)} events over "
+    parts = [(f"Session {s['session_id']} of agent {s['agent_name']} ran {plural(len(a.work), 'event')} over "
               f"{duration} and {state}.")]
     if a.errors:
         parts.append(f"{a.counts.describe()} in {len(cascades['cascades'])} cascade(s); the "
@@ -175,9 +176,10 @@ def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int | None =
     """Sessions with at least `min_errors` error events, most severe first, then most error
     events, then newest: `{"candidates": [...], "total": N}`. `days` keeps sessions started in the last
     N days (default: all); `agent` keeps one agent's sessions."""
-    limit = clamp_limit(limit, CANDIDATES_DEFAULT_LIMIT, CANDIDATES_MAX_LIMIT)
-    min_errors = CANDIDATES_DEFAULT_MIN_ERRORS if min_errors is None else max(0, int(min_errors))
-    since = iso_minus(timedelta(days=max(1, min(int(days), 3650)))) if days is not None else None
+    limit = CANDIDATES_LIMIT.check(limit)
+    min_errors = CANDIDATES_MIN_ERRORS.check(min_errors)
+    days = CANDIDATES_DAYS.check(days)
+    since = iso_minus(timedelta(days=days)) if days is not None else None
     rows, total = store.postmortem_candidates(
         db, min_errors=min_errors, limit=limit, agent=agent or None, since=since,
         high_rate=round(SEV_HIGH_RATE * 100), medium_rate=round(SEV_MEDIUM_RATE * 100),

@@ -19,25 +19,20 @@ from typing import Any
 
 import sqlite_utils
 
-from obsctl.errors import InvalidInput, NotFound
+from obsctl.errors import NotFound
+from obsctl.params import IntParam
 from obsctl.services.pricing import Pricer, pricer_for
 from obsctl.services.rates import percent
 from obsctl.services.scorecard_scoring import AgentTotals, fleet_reference, score
 from obsctl.store import scorecards as store
 from obsctl.timeutil import format_ts, now
 
-DEFAULT_DAYS = 7
-DAYS = (1, 365)
+DAYS = IntParam("days", 1, 365, default=7)
 
 
 def check_days(days: Any) -> int:
     """`days` as an integer from 1 to 365 (default 7), else InvalidInput."""
-    if days is None:
-        return DEFAULT_DAYS
-    low, high = DAYS
-    if type(days) is not int or not low <= days <= high:
-        raise InvalidInput(f"days must be an integer from {low} to {high}; got {days!r}")
-    return days
+    return DAYS.check(days)
 
 
 def _window(days: int, at: datetime | None) -> tuple[datetime, str, str]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import sqlite_utils
 
 from obsctl.errors import InvalidInput, NotFound
-from obsctl.jsonutil import loads_column
+from obsctl.jsonutil import describe_value, loads_column
+from obsctl.params import MAX_COUNT, IntParam
 from obsctl.services.events import SESSION_STATUSES
 from obsctl.store import sessions as store
 
-DEFAULT_LIMIT = 50
-MAX_LIMIT = 200
-MAX_OFFSET = 2**53  # beyond any real table; keeps SQLite's 64-bit integers safe
+LIMIT = IntParam("limit", 1, 200, default=50, capped=True)  # spec: "capped at 200"
+OFFSET = IntParam("offset", 0, MAX_COUNT, default=0)
 _JSON_EVENT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
 
 
@@ -51,11 +51,11 @@ def event_view(row: dict) -> dict:
     return view
 
 
-def clamp_limit(limit: int | None, default: int, maximum: int) -> int:
-    """Clamp a `limit` into 1..maximum (DECISIONS: limits are clamped, not rejected)."""
-    if limit is None:
-        return default
-    return max(1, min(int(limit), maximum))
+def check_status(status: str | None) -> str | None:
+    """A session status filter (None: any), else InvalidInput naming the statuses."""
+    if status is not None and status not in SESSION_STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(SESSION_STATUSES)}; got {describe_value(status)}")
+    return status
 
 
 def list_sessions(
@@ -66,10 +66,9 @@ def list_sessions(
     offset: int | None = None,
 ) -> dict:
     """`{"sessions": [...], "total": N}`, newest first; `total` counts all matches."""
-    if status is not None and status not in SESSION_STATUSES:
-        raise InvalidInput(f"status must be one of {', '.join(SESSION_STATUSES)}; got {status!r}")
-    limit = clamp_limit(limit, DEFAULT_LIMIT, MAX_LIMIT)
-    offset = max(0, min(int(offset or 0), MAX_OFFSET))
+    status = check_status(status)
+    limit = LIMIT.check(limit)
+    offset = OFFSET.check(offset)
     rows, total = store.list_sessions(db, status=status, limit=limit, offset=offset)
     return {"sessions": [session_view(r) for r in rows], "total": total}
 

@@ -15,20 +15,19 @@ from typing import Any
 import sqlite_utils
 
 from obsctl.errors import InvalidInput, NotFound
-from obsctl.services.metrics import METRICS, compute_metric_groups
+from obsctl.jsonutil import describe_value
+from obsctl.params import IntParam
+from obsctl.services.metrics import check_metric, compute_metric_groups
+from obsctl.services.operators import normalise_operator
 from obsctl.services.pricing import pricer_for
-from obsctl.services.sessions import clamp_limit
 from obsctl.store import sla as store
 from obsctl.store.db import write_transaction
 from obsctl.timeutil import format_ts, now, now_iso
 
 OPERATORS = ("<=", ">=")
-DEFAULT_WINDOW_HOURS = 24
-WINDOW_HOURS = (1, 8760)
-DEFAULT_HISTORY_HOURS = 168
-HISTORY_HOURS = (1, 87600)
-DEFAULT_HISTORY_LIMIT = 1000
-MAX_HISTORY_LIMIT = 10000
+WINDOW_HOURS = IntParam("window_hours", 1, 8760, default=24)
+HISTORY_HOURS = IntParam("hours", 1, 87600, default=168)
+HISTORY_LIMIT = IntParam("limit", 1, 10000, default=1000, capped=True)
 MAX_AGENT_LEN = 256
 STATUSES = ("pass", "fail", "no_data")
 _REQUIRED = ("agent_name", "metric", "target_value", "operator")
@@ -65,14 +64,20 @@ def snapshot_view(row: dict) -> dict:
 def _check_agent(value: Any) -> str:
     if type(value) is not str or not value.strip() or len(value) > MAX_AGENT_LEN:
         raise InvalidInput(f"agent_name must be a non-empty string of at most {MAX_AGENT_LEN} "
-                           f"characters; got {value!r}")
+                           f"characters; got {describe_value(value)}")
     return value
 
 
-def _check_metric(value: Any) -> str:
-    if type(value) is not str or value not in METRICS:
-        raise InvalidInput(f"metric must be one of {', '.join(METRICS)}; got {value!r}")
-    return value
+def check_operator(value: Any) -> str:
+    """`<=` or `>=` (or a word for one of them), as the symbol; else InvalidInput."""
+    return normalise_operator(value, OPERATORS)
+
+
+def check_target_value(value: Any) -> float:
+    """A finite number (a JSON boolean is not one), else InvalidInput."""
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise InvalidInput(f"target_value must be a finite number; got {describe_value(value)}")
+    return float(value)
 
 
 def _check_fields(body: Any) -> dict:
@@ -85,20 +90,12 @@ def _check_fields(body: Any) -> dict:
     if missing:
         raise InvalidInput(f"missing required SLA target field{'s' if len(missing) > 1 else ''}: "
                            f"{', '.join(missing)}")
-    value = body["target_value"]
-    if type(value) not in (int, float) or not math.isfinite(value):
-        raise InvalidInput(f"target_value must be a finite number; got {value!r}")
-    if body["operator"] not in OPERATORS:
-        raise InvalidInput(f"operator must be one of {' '.join(OPERATORS)}; got {body['operator']!r}")
     fields = {"agent_name": _check_agent(body["agent_name"]),
-              "metric": _check_metric(body["metric"]),
-              "operator": body["operator"], "target_value": float(value)}
+              "metric": check_metric(body["metric"]),
+              "operator": check_operator(body["operator"]),
+              "target_value": check_target_value(body["target_value"])}
     if body.get("window_hours") is not None:
-        hours, (low, high) = body["window_hours"], WINDOW_HOURS
-        is_int = type(hours) is int or (type(hours) is float and hours.is_integer())
-        if not is_int or not low <= hours <= high:
-            raise InvalidInput(f"window_hours must be an integer from {low} to {high}; got {hours!r}")
-        fields["window_hours"] = int(hours)
+        fields["window_hours"] = WINDOW_HOURS.check(body["window_hours"])
     return fields
 
 
@@ -113,7 +110,7 @@ def put_target(db: sqlite_utils.Database, body: Any) -> tuple[dict, bool]:
     with write_transaction(db):
         existing = store.get_target(db, fields["agent_name"], fields["metric"])
         if existing is None:
-            target = {"window_hours": DEFAULT_WINDOW_HOURS, **fields,
+            target = {"window_hours": WINDOW_HOURS.default, **fields,
                       "created_at": stamp, "updated_at": stamp}
             store.insert_target(db, target)
         else:
@@ -133,7 +130,7 @@ def delete_target(db: sqlite_utils.Database, agent_name: Any, metric: Any) -> di
     if agent_name is None or metric is None:
         raise InvalidInput("give the target to remove as agent_name and metric")
     _check_agent(agent_name)
-    _check_metric(metric)
+    check_metric(metric)
     with write_transaction(db):
         if not store.delete_target(db, agent_name, metric):
             raise NotFound(f"no SLA target for agent {agent_name!r} and metric {metric!r}")
@@ -184,14 +181,12 @@ def sla_history(db: sqlite_utils.Database, *, agent_name: str | None = None,
                 hours: int | None = None, limit: int | None = None,
                 at: datetime | None = None) -> dict:
     """`{"snapshots": [...], "total": N}`: snapshots of the last `hours` (168), newest first,
-    optionally of one agent; at most `limit` (1000, clamped to 1-10000), `total` counts all."""
-    hours = DEFAULT_HISTORY_HOURS if hours is None else hours
-    low, high = HISTORY_HOURS
-    if type(hours) is not int or not low <= hours <= high:
-        raise InvalidInput(f"hours must be an integer from {low} to {high}; got {hours!r}")
+    optionally of one agent; at most `limit` (1000, 1-10000, more counts as 10000), `total`
+    counts all."""
+    hours = HISTORY_HOURS.check(hours)
     if agent_name is not None:
         _check_agent(agent_name)
-    limit = clamp_limit(limit, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT)
+    limit = HISTORY_LIMIT.check(limit)
     since = format_ts((at or now()) - timedelta(hours=hours))
     rows, total = store.list_snapshots(db, since=since, agent_name=agent_name, limit=limit)
     return {"snapshots": [snapshot_view(r) for r in rows], "total": total}

@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import sqlite_utils
 
+from obsctl.params import MAX_COUNT, IntParam
 from obsctl.services import triage_findings as rules
 from obsctl.services.grades import grade_for
-from obsctl.services.sessions import clamp_limit
 from obsctl.services.triage_analysis import SessionAnalysis, analyse_session
 from obsctl.store import triage as store
 
-BATCH_DEFAULT_LIMIT = 10
-BATCH_MAX_LIMIT = 100
-BATCH_DEFAULT_MIN_EVENTS = 1
+BATCH_LIMIT = IntParam("limit", 1, 100, default=10, capped=True)
+BATCH_MIN_EVENTS = IntParam("min_events", 0, MAX_COUNT, default=1)
 
 ERROR_RATE_WEIGHT = 40.0
 ERROR_COUNT_POINTS, ERROR_COUNT_CAP = 2.0, 10.0
@@ -123,8 +122,8 @@ def triage_batch(db: sqlite_utils.Database, *, pricer, limit: int | None = None,
     `total` counts every session matching the filters; `reports` covers the most recent
     `limit` of them.
     """
-    limit = clamp_limit(limit, BATCH_DEFAULT_LIMIT, BATCH_MAX_LIMIT)
-    min_events = BATCH_DEFAULT_MIN_EVENTS if min_events is None else max(0, int(min_events))
+    limit = BATCH_LIMIT.check(limit)
+    min_events = BATCH_MIN_EVENTS.check(min_events)
     ids, total = store.recent_session_ids(db, limit=limit, min_events=min_events, agent=agent or None)
     reports = [triage_session(db, session_id, pricer=pricer) for session_id in ids]
     # Stable sort: equal scores keep the newest-first order of `ids`.

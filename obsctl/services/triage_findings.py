@@ -6,6 +6,7 @@ from __future__ import annotations
 from obsctl.services.triage_analysis import SessionAnalysis
 from obsctl.services.triage_anomaly import WINDOW_DAYS
 from obsctl.services.triage_errors import KIND_SUGGESTIONS
+from obsctl.text import plural
 
 SEVERITY_RANK = {"info": 1, "warning": 2, "critical": 3}
 CATEGORIES = ("errors", "tools", "loop", "latency", "anomaly", "drift", "cost")
@@ -240,7 +241,7 @@ def cost_findings(a: SessionAnalysis) -> list[dict]:
         findings.append(_finding(
             "cost", "warning",
             f"{failed['token_share_pct']}% of tokens ({failed['total_tokens']:,}) were spent on failed steps",
-            f"{failed['events']} failed events used {failed['total_tokens']:,} tokens"
+            f"{plural(failed['events'], 'failed event')} used {plural(failed['total_tokens'], 'token', sep=True)}"
             + (f" costing ${failed['cost_usd']:.4f}." if failed["cost_usd"] is not None else "."),
             "Fail fast: validate inputs before expensive calls and stop retrying calls that keep "
             "failing.", failed))

@@ -18,8 +18,8 @@ from typing import Any
 import sqlite_utils
 
 from obsctl.errors import InvalidInput, NotFound
-from obsctl.jsonutil import dumps, loads_column
-from obsctl.services.sessions import clamp_limit
+from obsctl.jsonutil import describe_value, dumps, loads_column
+from obsctl.params import IntParam
 from obsctl.services.url_safety import check_destination
 from obsctl.services.webhook_payloads import FORMATS, build_payload
 from obsctl.store import alerts as alert_store
@@ -31,8 +31,7 @@ SECRET_PREFIX = "whsec_"
 SECRET_BYTES = (24, 64)  # Standard Webhooks: 24 to 64 random bytes
 MAX_KEY_LEN = 256
 DELIVERY_STATUSES = ("pending", "delivered", "failed")
-DEFAULT_DELIVERIES_LIMIT = 50
-MAX_DELIVERIES_LIMIT = 500
+DELIVERIES_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
 WRITABLE = ("url", "format", "secret", "routing_key", "rule_ids", "enabled")
 
 
@@ -94,6 +93,13 @@ def _check_secret(value: Any) -> str | None:
     return value
 
 
+def check_format(value: Any) -> str:
+    """A webhook format name, else InvalidInput naming the formats."""
+    if type(value) is not str or value not in FORMATS:
+        raise InvalidInput(f"format must be one of {', '.join(FORMATS)}; got {describe_value(value)}")
+    return value
+
+
 def _check_fields(db, settings, body: Any, current: dict | None) -> dict:
     """Validate a create (current None) or partial update body into column values."""
     if type(body) is not dict:
@@ -109,9 +115,7 @@ def _check_fields(db, settings, body: Any, current: dict | None) -> dict:
                           require_resolution=False)
         fields["url"] = body["url"]
     if "format" in body:
-        if type(body["format"]) is not str or body["format"] not in FORMATS:
-            raise InvalidInput(f"format must be one of {', '.join(FORMATS)}; got {body['format']!r}")
-        fields["format"] = body["format"]
+        fields["format"] = check_format(body["format"])
     if "secret" in body:
         fields["secret"] = _check_secret(body["secret"])
     if "routing_key" in body:
@@ -124,7 +128,7 @@ def _check_fields(db, settings, body: Any, current: dict | None) -> dict:
         fields["rule_ids"] = dumps(_check_rule_ids(db, body["rule_ids"]))
     if "enabled" in body:
         if type(body["enabled"]) is not bool:
-            raise InvalidInput(f"enabled must be true or false; got {body['enabled']!r}")
+            raise InvalidInput(f"enabled must be true or false; got {describe_value(body['enabled'])}")
         fields["enabled"] = 1 if body["enabled"] else 0
     merged = {**(current or {"format": "generic", "routing_key": None}), **fields}
     if merged["format"] == "pagerduty" and not merged["routing_key"]:
@@ -197,13 +201,19 @@ def delete_webhook(db: sqlite_utils.Database, webhook_id: str) -> dict:
     return {"deleted": True, "webhook_id": webhook_id}
 
 
+def check_delivery_status(status: str | None) -> str | None:
+    """A delivery status filter (None: any), else InvalidInput naming the statuses."""
+    if status is not None and status not in DELIVERY_STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(DELIVERY_STATUSES)}; got {describe_value(status)}")
+    return status
+
+
 def list_deliveries(db: sqlite_utils.Database, *, webhook_id: str | None = None,
                     status: str | None = None, alert_id: str | None = None,
                     limit: int | None = None) -> dict:
-    """`{"deliveries": [...], "total": N}` newest first; limit default 50, clamped to 1..500."""
-    if status is not None and status not in DELIVERY_STATUSES:
-        raise InvalidInput(f"status must be one of {', '.join(DELIVERY_STATUSES)}; got {status!r}")
-    limit = clamp_limit(limit, DEFAULT_DELIVERIES_LIMIT, MAX_DELIVERIES_LIMIT)
+    """`{"deliveries": [...], "total": N}` newest first; limit default 50, 1-500 (more counts as 500)."""
+    status = check_delivery_status(status)
+    limit = DELIVERIES_LIMIT.check(limit)
     rows, total = store.list_deliveries(db, webhook_id=webhook_id, status=status,
                                         alert_id=alert_id, limit=limit)
     return {"deliveries": [delivery_view(r) for r in rows], "total": total}

@@ -47,6 +47,13 @@ def query_param(name: str, schema: dict, description: str = "", required: bool =
     return param
 
 
+def int_query_param(param, description: str = "") -> dict:
+    """A bounded integer query parameter (obsctl.params.IntParam): schema and description
+    come from its declaration, so the document states what the service accepts."""
+    text = f"An integer {param.range_text}; anything else is a 400"
+    return query_param(param.name, param.schema(), f"{description}. {text}" if description else text)
+
+
 def path_param(name: str, description: str = "", example: str | None = None) -> dict:
     param = {"name": name, "in": "path", "required": True, "schema": {"type": "string"},
              "description": description or name}

@@ -40,8 +40,10 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
 
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     if ready_message:
-        sys.stderr.write(f"obsctl serving on http://{server.effective_host}:{server.effective_port} "
-                         f"({threads} threads); Ctrl-C to stop\n")
+        state = app.extensions.get("obsctl")
+        database = f" {state.settings.db_path}" if state is not None else ""
+        sys.stderr.write(f"obsctl serving{database} on http://{server.effective_host}:"
+                         f"{server.effective_port} ({threads} threads); Ctrl-C to stop\n")
         sys.stderr.flush()
     socket_map = server._map
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app
 
 from obsctl.services import alert_rules, alerts
+from obsctl.services.operators import spellings
 from obsctl.web.http import (
     bool_arg,
     get_db,
@@ -17,6 +18,7 @@ from obsctl.web.http import (
 from obsctl.web.openapi_util import (
     NOT_BLANK,
     error_responses,
+    int_query_param,
     json_content,
     operation,
     path_param,
@@ -73,7 +75,7 @@ def evaluate():
 def list_events():
     return json_response(alerts.list_alert_events(
         get_db(),
-        limit=int_arg("limit", alerts.DEFAULT_EVENTS_LIMIT, minimum=1, maximum=alerts.MAX_EVENTS_LIMIT),
+        limit=int_arg("limit"),
         unacknowledged=bool_arg("unacknowledged"),
         rule_id=str_arg("rule_id"),
     ))
@@ -92,34 +94,39 @@ def list_metrics():
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
 _OPERATORS = list(alert_rules.OPERATORS)
 _METRIC_NAMES = list(alert_rules.METRICS)
-_WINDOW = {"type": "integer", "minimum": alert_rules.WINDOW_MINUTES[0],
-           "maximum": alert_rules.WINDOW_MINUTES[1]}
-_COOLDOWN = {"type": "integer", "minimum": 0, "maximum": alert_rules.MAX_COOLDOWN_MINUTES}
+_WINDOW = {"type": "integer", "minimum": alert_rules.WINDOW_MINUTES.low,
+           "maximum": alert_rules.WINDOW_MINUTES.high}
+_COOLDOWN = {"type": "integer", "minimum": alert_rules.COOLDOWN_MINUTES.low,
+             "maximum": alert_rules.COOLDOWN_MINUTES.high}
 _RULE_FIELDS = {
     "name": {"type": "string", "minLength": 1, "maxLength": alert_rules.MAX_NAME_LEN,
              "pattern": NOT_BLANK},
     "metric": {"type": "string", "enum": _METRIC_NAMES},
     "operator": {"type": "string", "enum": _OPERATORS},
     "threshold": {"type": "number"},
-    "window_minutes": {**_WINDOW, "default": 60},
-    "cooldown_minutes": {**_COOLDOWN, "default": 15},
+    "window_minutes": {**_WINDOW, "default": alert_rules.WINDOW_MINUTES.default},
+    "cooldown_minutes": {**_COOLDOWN, "default": alert_rules.COOLDOWN_MINUTES.default},
     "agent_filter": {"type": ["string", "null"], "maxLength": alert_rules.MAX_NAME_LEN,
                      "description": "Only this agent's sessions; null or empty = all agents"},
     "enabled": {"type": "boolean", "default": True},
 }
 _READ_ONLY = {name: {"readOnly": True} for name in alert_rules.READ_ONLY}
+# What a request may send: the symbols or their words, stored as the symbol.
+_INPUT_FIELDS = {**_RULE_FIELDS, "operator": {
+    "type": "string", "enum": spellings(alert_rules.OPERATORS),
+    "description": "Stored as the symbol; the words lt, gt, le/lte, ge/gte, eq, ne are accepted too"}}
 
 OPENAPI_SCHEMAS = {
     "AlertRuleInput": {
         "type": "object",
         "required": ["name", "metric", "operator", "threshold"],
-        "properties": {**_RULE_FIELDS, **_READ_ONLY},
+        "properties": {**_INPUT_FIELDS, **_READ_ONLY},
         "additionalProperties": False,
     },
     "AlertRuleUpdate": {
         "type": "object",
         "description": "Any subset of the rule fields; the others keep their values",
-        "properties": {**_RULE_FIELDS, **_READ_ONLY},
+        "properties": {**_INPUT_FIELDS, **_READ_ONLY},
         "additionalProperties": False,
     },
     "AlertRule": {
@@ -225,7 +232,7 @@ OPENAPI_PATHS = {
         "get": operation(
             "alerts", "Fired alerts, newest first",
             params=[
-                query_param("limit", {"type": "integer", "default": 50}, "Clamped to 1..500"),
+                int_query_param(alerts.EVENTS_LIMIT, "Alerts to return"),
                 query_param("unacknowledged", {"type": "boolean", "default": False},
                             "true = only alerts not yet acknowledged"),
                 query_param("rule_id", {"type": "string"}, "Only this rule's alerts"),

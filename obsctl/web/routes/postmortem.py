@@ -9,6 +9,7 @@ from obsctl.services.pricing import pricer_for
 from obsctl.web.http import get_db, get_settings, int_arg, json_response, str_arg
 from obsctl.web.openapi_util import (
     error_responses,
+    int_query_param,
     json_content,
     operation,
     query_param,
@@ -24,11 +25,10 @@ RATE_GROUP = "postmortem"
 def candidates():
     return json_response(service.postmortem_candidates(
         get_db(),
-        min_errors=int_arg("min_errors", service.CANDIDATES_DEFAULT_MIN_ERRORS, minimum=0),
-        limit=int_arg("limit", service.CANDIDATES_DEFAULT_LIMIT, minimum=1,
-                      maximum=service.CANDIDATES_MAX_LIMIT),
+        min_errors=int_arg("min_errors"),
+        limit=int_arg("limit"),
         agent=str_arg("agent"),
-        days=int_arg("days", None, minimum=1, maximum=3650),
+        days=int_arg("days"),
     ))
 
 
@@ -46,14 +46,12 @@ OPENAPI_PATHS = {
             "postmortem",
             "Sessions worth a postmortem: most severe first, then most errors, then newest",
             params=[
-                query_param("min_errors", {"type": "integer",
-                                           "default": service.CANDIDATES_DEFAULT_MIN_ERRORS},
-                            "Only sessions with at least this many errors"),
-                query_param("limit", {"type": "integer", "default": service.CANDIDATES_DEFAULT_LIMIT},
-                            f"Clamped to 1..{service.CANDIDATES_MAX_LIMIT}"),
+                int_query_param(service.CANDIDATES_MIN_ERRORS,
+                                "Only sessions with at least this many errors"),
+                int_query_param(service.CANDIDATES_LIMIT, "Candidates to return"),
                 query_param("agent", {"type": "string"}, "Only this agent's sessions"),
-                query_param("days", {"type": "integer"},
-                            "Only sessions started in the last N days (1..3650); default: all"),
+                int_query_param(service.CANDIDATES_DAYS,
+                                "Only sessions started in the last N days; default: all"),
             ],
             ok=json_content({
                 "type": "object",

@@ -9,10 +9,10 @@ from obsctl.services.scorecard_scoring import DIMENSIONS
 from obsctl.web.http import get_db, get_settings, int_arg, json_response
 from obsctl.web.openapi_util import (
     error_responses,
+    int_query_param,
     json_content,
     operation,
     path_param,
-    query_param,
     rate_field,
 )
 
@@ -108,9 +108,7 @@ OPENAPI_SCHEMAS = {
     })]},
 }
 
-_DAYS = query_param("days", {"type": "integer", "default": service.DEFAULT_DAYS,
-                             "minimum": service.DAYS[0], "maximum": service.DAYS[1]},
-                    "Lookback window in days (1-365); anything else is a 400")
+_DAYS = int_query_param(service.DAYS, "Lookback window in days")
 
 OPENAPI_PATHS = {
     "/scorecards": {

@@ -4,6 +4,7 @@ from obsctl.services import sessions as service
 from obsctl.web.http import get_db, int_arg, json_response
 from obsctl.web.openapi_util import (
     error_responses,
+    int_query_param,
     json_content,
     operation,
     query_param,
@@ -19,8 +20,8 @@ def list_sessions():
     return json_response(service.list_sessions(
         get_db(),
         status=request.args.get("status"),  # empty is invalid, not "no filter"
-        limit=int_arg("limit", service.DEFAULT_LIMIT, minimum=1, maximum=service.MAX_LIMIT),
-        offset=int_arg("offset", 0, minimum=0),
+        limit=int_arg("limit"),
+        offset=int_arg("offset"),
     ))
 
 
@@ -36,9 +37,8 @@ OPENAPI_PATHS = {
             "List sessions, newest first",
             params=[
                 query_param("status", {"type": "string", "enum": ["active", "completed", "error"]}),
-                query_param("limit", {"type": "integer", "default": 50},
-                            "Page size, clamped to 1..200"),
-                query_param("offset", {"type": "integer", "default": 0}),
+                int_query_param(service.LIMIT, "Page size"),
+                int_query_param(service.OFFSET, "Sessions to skip"),
             ],
             ok=json_content({
                 "type": "object",

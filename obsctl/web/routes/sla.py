@@ -7,9 +7,17 @@ from flask import Blueprint
 from obsctl.errors import InvalidInput
 from obsctl.services import sla as service
 from obsctl.services.metrics import METRICS
+from obsctl.services.operators import spellings
 from obsctl.services.sla_summary import sla_summary
 from obsctl.web.http import get_db, get_settings, int_arg, json_body, json_response, str_arg
-from obsctl.web.openapi_util import NOT_BLANK, error_responses, json_content, operation, query_param
+from obsctl.web.openapi_util import (
+    NOT_BLANK,
+    error_responses,
+    int_query_param,
+    json_content,
+    operation,
+    query_param,
+)
 
 blueprint = Blueprint("sla", __name__)
 RATE_GROUP = "sla"
@@ -49,8 +57,7 @@ def history():
         get_db(),
         agent_name=str_arg("agent_name"),
         hours=int_arg("hours"),
-        limit=int_arg("limit", service.DEFAULT_HISTORY_LIMIT, minimum=1,
-                      maximum=service.MAX_HISTORY_LIMIT),
+        limit=int_arg("limit"),
     ))
 
 
@@ -62,6 +69,8 @@ def summary():
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
 _METRIC = {"type": "string", "enum": list(METRICS)}
 _OPERATOR = {"type": "string", "enum": list(service.OPERATORS)}
+_OPERATOR_INPUT = {"type": "string", "enum": spellings(service.OPERATORS),
+                   "description": "Stored as the symbol; the words are accepted too (le, lte: <=; ge, gte: >=)"}
 _AGENT_NAME = {"type": "string", "minLength": 1, "maxLength": service.MAX_AGENT_LEN,
                "pattern": NOT_BLANK, "description": "Not blank"}
 _RESULT_PROPERTIES = {
@@ -94,9 +103,8 @@ OPENAPI_SCHEMAS = {
             "agent_name": _AGENT_NAME,
             "metric": _METRIC,
             "target_value": {"type": "number"},
-            "operator": _OPERATOR,
-            "window_hours": {"type": ["integer", "null"], "minimum": service.WINDOW_HOURS[0],
-                             "maximum": service.WINDOW_HOURS[1],
+            "operator": _OPERATOR_INPUT,
+            "window_hours": {**service.WINDOW_HOURS.schema(), "type": ["integer", "null"],
                              "description": "Default 24 on create; kept on update when omitted"},
             "created_at": {"description": "Read-only: accepted and ignored"},
             "updated_at": {"description": "Read-only: accepted and ignored"},
@@ -220,12 +228,8 @@ OPENAPI_PATHS = {
                 query_param("agent_name", {"type": "string", "maxLength": service.MAX_AGENT_LEN,
                                            "pattern": f"^$|{NOT_BLANK}"},
                             "Only this agent's targets (empty: every agent; blank: refused)"),
-                query_param("hours", {"type": "integer", "default": service.DEFAULT_HISTORY_HOURS,
-                                      "minimum": service.HISTORY_HOURS[0],
-                                      "maximum": service.HISTORY_HOURS[1]},
-                            "Lookback in hours"),
-                query_param("limit", {"type": "integer", "default": service.DEFAULT_HISTORY_LIMIT},
-                            f"Page size, clamped to 1..{service.MAX_HISTORY_LIMIT}"),
+                int_query_param(service.HISTORY_HOURS, "Lookback in hours"),
+                int_query_param(service.HISTORY_LIMIT, "Snapshots to return"),
             ],
             ok=json_content({
                 "type": "object", "required": ["snapshots", "total"],

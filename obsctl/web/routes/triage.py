@@ -9,6 +9,7 @@ from obsctl.services.pricing import pricer_for
 from obsctl.web.http import get_db, get_settings, int_arg, json_response, str_arg
 from obsctl.web.openapi_util import (
     error_responses,
+    int_query_param,
     json_content,
     operation,
     query_param,
@@ -27,8 +28,8 @@ def triage_batch():
     return json_response(service.triage_batch(
         get_db(),
         pricer=pricer_for(get_settings()),
-        limit=int_arg("limit", service.BATCH_DEFAULT_LIMIT, minimum=1, maximum=service.BATCH_MAX_LIMIT),
-        min_events=int_arg("min_events", service.BATCH_DEFAULT_MIN_EVENTS, minimum=0),
+        limit=int_arg("limit"),
+        min_events=int_arg("min_events"),
         agent=str_arg("agent"),
     ))
 
@@ -46,10 +47,8 @@ OPENAPI_PATHS = {
             "triage",
             "Triage the most recent sessions, worst health score first",
             params=[
-                query_param("limit", {"type": "integer", "default": service.BATCH_DEFAULT_LIMIT},
-                            f"Sessions to triage, clamped to 1..{service.BATCH_MAX_LIMIT}"),
-                query_param("min_events", {"type": "integer", "default": service.BATCH_DEFAULT_MIN_EVENTS},
-                            "Only sessions with at least this many events"),
+                int_query_param(service.BATCH_LIMIT, "Sessions to triage"),
+                int_query_param(service.BATCH_MIN_EVENTS, "Only sessions with at least this many events"),
                 query_param("agent", {"type": "string"}, "Only this agent's sessions"),
             ],
             ok=json_content({

@@ -10,6 +10,7 @@ from obsctl.web.http import get_db, get_settings, int_arg, json_body, json_respo
 from obsctl.web.openapi_util import (
     NOT_BLANK,
     error_responses,
+    int_query_param,
     json_content,
     operation,
     path_param,
@@ -47,8 +48,7 @@ def list_deliveries():
         webhook_id=str_arg("webhook_id"),
         status=request.args.get("status"),  # an empty status is invalid, not "any"
         alert_id=str_arg("alert_id"),
-        limit=int_arg("limit", service.DEFAULT_DELIVERIES_LIMIT, minimum=1,
-                      maximum=service.MAX_DELIVERIES_LIMIT),
+        limit=int_arg("limit"),
     ))
 
 
@@ -158,7 +158,7 @@ OPENAPI_PATHS = {
                 query_param("webhook_id", {"type": "string"}),
                 query_param("alert_id", {"type": "string"}),
                 query_param("status", {"type": "string", "enum": list(service.DELIVERY_STATUSES)}),
-                query_param("limit", {"type": "integer", "default": 50}, "Clamped to 1..500"),
+                int_query_param(service.DELIVERIES_LIMIT, "Deliveries to return"),
             ],
             ok=json_content({"type": "object", "required": ["deliveries", "total"], "properties": {
                 "deliveries": {"type": "array", "items": _ref("WebhookDelivery")},
