@@ -90,25 +90,30 @@ BASE_COMPONENTS: dict = {
         },
         "EventInput": {
             "type": "object",
-            "description": "An agent event; every field is optional except as noted for session_start",
+            "description": "An agent event; every field is optional except as noted for "
+                           "session_start, but an event has at least one of these fields. Other "
+                           "fields are ignored and counted in the response's warnings",
+            "minProperties": 1,
             "properties": {
                 "event_type": {"type": "string", "maxLength": 256, "default": "generic"},
                 "session_id": {"type": "string", "maxLength": 128, "default": "unknown"},
                 "event_id": {"type": "string", "maxLength": 128},
-                "timestamp": {"type": "string", "description": "ISO 8601; default now"},
+                "timestamp": {"type": "string", "description": "ISO 8601; default now; at most "
+                              "OBSCTL_MAX_FUTURE_SKEW (default 1 day) ahead of the server clock"},
                 "model": {"type": "string", "maxLength": 256},
                 "agent_name": {"type": "string", "maxLength": 256},
-                "tokens_in": {"type": "integer", "minimum": 0},
-                "tokens_out": {"type": "integer", "minimum": 0},
-                "duration_ms": {"type": "number", "minimum": 0},
+                "tokens_in": {"type": "integer", "minimum": 0, "maximum": 2**40},
+                "tokens_out": {"type": "integer", "minimum": 0, "maximum": 2**40},
+                "duration_ms": {"type": "number", "minimum": 0, "maximum": 1e15},
                 "input_data": _JSON_OBJECT,
                 "output_data": _JSON_OBJECT,
                 "tool_call": _JSON_OBJECT,
                 "decision_trace": _JSON_OBJECT,
                 "metadata": _JSON_OBJECT,
                 "status": {"type": "string", "description": "session_end: completed or error"},
-                "total_tokens_in": {"type": "integer", "minimum": 0},
-                "total_tokens_out": {"type": "integer", "minimum": 0},
+                "total_tokens_in": {"type": "integer", "minimum": 0, "maximum": 2**40},
+                "total_tokens_out": {"type": "integer", "minimum": 0, "maximum": 2**40},
+                "parent_id": {"type": "string", "description": "event_id of the parent event"},
             },
         },
         "Event": {
