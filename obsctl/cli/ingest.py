@@ -36,7 +36,7 @@ def ingest_command(
     batch_size: int = typer.Option(1000, "--batch-size", min=1, max=100000,
                                    help="Events per transaction."),
     json_: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary line."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, summary line or warnings."),
 ) -> None:
     """Ingest agent events from FILE (or stdin).
 

@@ -198,7 +198,9 @@ def line_problem(line: bytes, exc: orjson.JSONDecodeError) -> str:
         except UnicodeDecodeError as bad:
             column = len(line[:bad.start].decode("utf-8")) + 1
             return f"not UTF-8 text (byte 0x{line[bad.start]:02x} at column {column})"
-    return f"malformed JSON at column {exc.colno}: {exc.msg}"
+    # An error at the end of the data is reported by orjson on the line after the newline.
+    column = exc.colno if exc.lineno == 1 else len(line.rstrip(b"\r\n").decode("utf-8", "replace")) + 1
+    return f"malformed JSON at column {column}: {exc.msg}"
 
 
 def _push_back(reader: CountingReader, prefix: bytes) -> CountingReader:
