@@ -115,11 +115,16 @@ def test_a_malformed_first_line_does_not_swallow_the_rest_of_the_file(cli, tmp_p
     assert sessions(db_path) == ["b", "c"]
 
 
-def test_a_truncated_line_names_the_column_where_it_ends(cli, tmp_path):
+def test_a_truncated_line_names_the_column_where_it_ends(cli, tmp_path, db_path):
     path = tmp_path / "events.jsonl"
     path.write_text(lines({"session_id": "a"}) + '{"a": 1\n' + lines({"session_id": "b"}))
     result = cli("ingest", str(path))
     assert f"{path}:2: rejected: malformed JSON at column 8: unexpected end of data" in result.stderr
+    # Cut short on the first line, it is one bad line too, not the start of a document.
+    path.write_text('{"session_id": "c", "tokens_in": 1\n' + lines({"session_id": "d"}))
+    result = cli("ingest", str(path))
+    assert f"{path}:1: rejected: malformed JSON at column 35: unexpected end of data" in result.stderr
+    assert sessions(db_path) == ["a", "b", "d"]
 
 
 # --- OTLP detection ----------------------------------------------------------------------

@@ -121,7 +121,7 @@ def _sniff(reader: CountingReader) -> str:
         try:
             value = orjson.loads(first)
         except orjson.JSONDecodeError as exc:
-            if begins_document(exc):
+            if begins_document(first, exc):
                 # A document: find its first key in the next few lines.
                 lines.append(first)
                 size = len(first)
@@ -170,7 +170,7 @@ def read_events(reader: CountingReader, fmt: str = "auto") -> Iterator[tuple[int
     try:
         value = orjson.loads(first)
     except orjson.JSONDecodeError as exc:
-        if fmt == "auto" and begins_document(exc):
+        if fmt == "auto" and begins_document(first, exc):
             yield from _read_document(_push_back(reader, first))
             return
         yield line_no, Unreadable(line_problem(first, exc))
@@ -185,9 +185,11 @@ def read_events(reader: CountingReader, fmt: str = "auto") -> Iterator[tuple[int
     yield from _read_jsonl(reader, line_no)
 
 
-def begins_document(exc: orjson.JSONDecodeError) -> bool:
-    """Whether parsing stopped at the end of the line: the line begins a longer document."""
-    return exc.msg.startswith("unexpected end of data")
+def begins_document(line: bytes, exc: orjson.JSONDecodeError) -> bool:
+    """Whether `line` is the beginning of a longer (pretty-printed) document: parsing stopped
+    at its end, right after an opening bracket, a comma or a colon. A JSON Lines record cut
+    short stops elsewhere (`{"a": 1`), and is one bad line, not a document."""
+    return exc.msg.startswith("unexpected end of data") and line.rstrip()[-1:] in (b"{", b"[", b",", b":")
 
 
 def line_problem(line: bytes, exc: orjson.JSONDecodeError) -> str:

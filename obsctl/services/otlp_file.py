@@ -102,7 +102,7 @@ def _read_requests(reader: IO[bytes]) -> Iterator[tuple[int, list | _Unreadable]
     try:
         first = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
-        if begins_document(exc):
+        if begins_document(line, exc):
             # Not one request per line: a single (pretty-printed) document.
             yield from _read_document(_Prefixed(line, reader))
             return
