@@ -449,3 +449,16 @@ def test_number_messages_name_the_value(db, field, value, message):
     with pytest.raises(InvalidInput) as info:
         ingest_events(db, [event])
     assert info.value.details == [{"index": 0, "field": field, "message": message}]
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("status", [], "must be a string, got array"),
+    ("total_tokens_in", -1, "must be a non-negative integer, got -1"),
+    ("total_tokens_out", "12", "must be a non-negative integer, got string"),
+])
+def test_session_end_fields_are_type_checked_on_every_event(client, field, value, message):
+    # Only session_end reads them, but a wrong type is as wrong on an llm_call.
+    response = client.post("/events", json={"events": [{"session_id": "t", "event_type": "llm_call",
+                                                        field: value}]})
+    assert response.status_code == 400
+    assert response.get_json()["details"] == [{"index": 0, "field": field, "message": message}]

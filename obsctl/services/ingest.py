@@ -255,6 +255,13 @@ def _fast_validate(ev: Any, now: str, limit: str) -> ValidEvent | None:
     parent_id = get("parent_id")
     if parent_id is not None and type(parent_id) is not str:
         return None
+    # The session_end fields are checked on every event, like any field of the table.
+    status = get("status")
+    if status is not None and type(status) is not str:
+        return None
+    for final in (get("total_tokens_in"), get("total_tokens_out")):
+        if final is not None and (type(final) is not int or not 0 <= final <= MAX_TOKENS):
+            return None
     client_id = event_id is not None
     if not client_id:
         event_id = str(uuid.uuid4())
@@ -396,18 +403,17 @@ def validate_event(ev: Any, index: int, errors: list, now: str, *, limit: str = 
         objects.append(value)
     input_data, output_data, tool_call, decision_trace, metadata = objects
 
-    status = final_in = final_out = None
+    # Read by session_end only, but a wrong type is an error on any event.
+    status = ev.get("status")
+    if status is not None and type(status) is not str:
+        _err(errors, index, "status", f"must be a string, got {_type_name(status)}")
+    final_in = _check_count(ev, "total_tokens_in", index, errors)
+    final_out = _check_count(ev, "total_tokens_out", index, errors)
     if event_type == "session_start":
         if ev.get("session_id") is None:
             _err(errors, index, "session_id", "is required for session_start")
         if agent_name is None and ev.get("agent_name") is None:
             _err(errors, index, "agent_name", "is required for session_start")
-    elif event_type == "session_end":
-        status = ev.get("status")
-        if status is not None and type(status) is not str:
-            _err(errors, index, "status", f"must be a string, got {_type_name(status)}")
-        final_in = _check_count(ev, "total_tokens_in", index, errors)
-        final_out = _check_count(ev, "total_tokens_out", index, errors)
     parent_id = ev.get("parent_id")
     if parent_id is not None and type(parent_id) is not str:
         _err(errors, index, "parent_id", f"must be a string, got {_type_name(parent_id)}")
