@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 
 from obsctl.errors import InvalidInput
@@ -31,6 +32,10 @@ DEFAULT_RATE_LIMITS: dict[str, str] = {
 }
 
 _LIMIT_RE = re.compile(r"^\d+\s*(/|per)\s*\d*\s*(second|minute|hour|day)s?$")
+DEFAULT_MAX_FUTURE_SKEW = timedelta(days=1)
+_SKEW_RE = re.compile(r"^([0-9]{1,9})\s*([smhdw]?)$")
+_SKEW_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+MAX_FUTURE_SKEW_DAYS = 36500
 
 
 def default_db_path(env: Mapping[str, str]) -> Path:
@@ -60,6 +65,26 @@ def parse_rate_limits(text: str | None) -> dict[str, str] | None:
     return limits
 
 
+def parse_future_skew(text: str | None) -> timedelta | None:
+    """Parse `OBSCTL_MAX_FUTURE_SKEW`, how far ahead of the server's clock an event's
+    timestamp may be: unset/empty = 1 day; `90s`, `30m`, `6h`, `1d`, `2w` or plain seconds;
+    `0` = nothing later than the clock; `off` = no limit (returns None)."""
+    if text is None or not text.strip():
+        return DEFAULT_MAX_FUTURE_SKEW
+    raw = text.strip().lower()
+    if raw == "off":
+        return None
+    match = _SKEW_RE.match(raw)
+    if not match:
+        raise InvalidInput(f"OBSCTL_MAX_FUTURE_SKEW must look like 1d, 6h, 30m, 90s, a number of "
+                           f"seconds, or 'off'; got {text!r}")
+    seconds = int(match.group(1)) * _SKEW_UNITS[match.group(2)]
+    if seconds > MAX_FUTURE_SKEW_DAYS * 86400:
+        raise InvalidInput(f"OBSCTL_MAX_FUTURE_SKEW must be at most {MAX_FUTURE_SKEW_DAYS}d "
+                           f"(or 'off' for no limit); got {text!r}")
+    return timedelta(seconds=seconds)
+
+
 def _int_env(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
     raw = env.get(name)
     if raw is None or raw == "":
@@ -86,6 +111,7 @@ class Settings:
     max_body_bytes: int = 10 * 1024 * 1024
     webhook_allow_private: bool = False
     prices_path: Path | None = None
+    max_future_skew: timedelta | None = DEFAULT_MAX_FUTURE_SKEW
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
@@ -104,6 +130,7 @@ class Settings:
             webhook_allow_private=env.get("OBSCTL_WEBHOOK_ALLOW_PRIVATE", "0").strip().lower()
             in ("1", "true", "yes", "on"),
             prices_path=Path(env["OBSCTL_PRICES"]) if env.get("OBSCTL_PRICES") else None,
+            max_future_skew=parse_future_skew(env.get("OBSCTL_MAX_FUTURE_SKEW")),
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:

@@ -60,3 +60,13 @@ def ms_between(start: str | None, end: str | None) -> float | None:
     if not start or not end:
         return None
     return (parse_ts(end) - parse_ts(start)).total_seconds() * 1000.0
+
+
+def spoken_duration(delta: timedelta) -> str:
+    """A whole duration in words, in its largest exact unit: `1 day`, `6 hours`, `90 seconds`."""
+    seconds = int(delta.total_seconds())
+    for unit, size in (("week", 604800), ("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"

@@ -20,7 +20,7 @@ import pytest
 
 from obsctl.services.events import is_error_event
 from obsctl.services.explain import explain_session
-from obsctl.services.ingest import _fast_validate, ingest_events, validate_event
+from obsctl.services.ingest import NO_LIMIT, _fast_validate, ingest_events, validate_event
 from obsctl.services.metrics import compute_metric
 from obsctl.services.session_fields import error_message, tool_parts
 from obsctl.store.db import open_db
@@ -183,7 +183,7 @@ def test_ingest_stores_tool_name_and_is_error_from_either_spelling(db):
 def test_fast_and_full_validation_build_the_same_rows():
     now = "2026-01-15T12:00:00.000Z"
     for ev in load(SDK_SESSION) + load(ALIAS_CASES):
-        fast = _fast_validate(ev, now)
+        fast = _fast_validate(ev, now, NO_LIMIT)
         full = validate_event(ev, 0, errors := [], now)
         assert not errors
         if fast is not None:  # lifecycle events always take the full path

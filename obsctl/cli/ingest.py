@@ -39,20 +39,24 @@ def _check_format(fmt: str) -> str:
 @translate_errors
 def ingest_command(
     ctx: typer.Context,
-    source: str = typer.Argument("-", metavar="FILE|-", help="JSONL, a JSON array or "
-                                 '{"events": [...]}; "-" reads stdin.'),
+    source: str = typer.Argument("-", metavar="FILE|-", help="JSONL, a JSON array, "
+                                 '{"events": [...]}, one event object, or OTLP JSON; "-" reads stdin.'),
     fmt: str = typer.Option("auto", "--format", "-f", callback=checked(_check_format),
-                            help="Input format: auto, jsonl, json, otlp-json (OpenTelemetry "
-                            "traces as a collector's file exporter writes them)."),
-    strict: bool = typer.Option(False, "--strict", help="Store nothing if any record is bad."),
+                            help="Input format: auto (told from the content), jsonl, json, "
+                            "otlp-json (OpenTelemetry traces as a collector's file exporter "
+                            "writes them)."),
+    strict: bool = typer.Option(False, "--strict", help="Store nothing if any record is bad, "
+                                "an event with a field that is not an event field included."),
     batch_size: int = int_option(BATCH_SIZE, "--batch-size", help="Events per transaction."),
     json_: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary line."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, summary line or warnings."),
 ) -> None:
     """Ingest agent events from FILE (or stdin).
 
     Valid records are stored while bad ones are reported on stderr with their line number;
-    the exit code is 1 when any record was rejected. Memory stays bounded for any size.
+    the exit code is 1 when any record was rejected. Events with fields that are not event
+    fields are stored without them and counted in a warning. Timestamps more than
+    OBSCTL_MAX_FUTURE_SKEW (default 1d) in the future are rejected. Memory stays bounded.
 
     Example: cat events.jsonl | obsctl ingest -
     """
@@ -61,6 +65,12 @@ def ingest_command(
 
     stream, total_bytes, label = _open_source(source)
     reader = event_source.CountingReader(stream)
+    try:
+        fmt = event_source.detect_format(reader, fmt, label)
+    except InvalidInput:
+        _close(stream)
+        raise
+    max_future = ctx.obj.max_future_skew
     db = open_database(ctx)
     rejected_shown = 0
 
@@ -78,16 +88,17 @@ def ingest_command(
             if fmt == "otlp-json":
                 from obsctl.services.otlp_file import ingest_otlp_stream
 
-                summary = ingest_otlp_stream(db, reader, strict=strict, on_reject=on_reject,
+                summary = ingest_otlp_stream(db, reader, strict=strict, max_future=max_future,
+                                             on_reject=on_reject,
                                              on_batch=lambda s: progress.update(s.events))
             else:
                 summary = ingest_stream(
                     db, event_source.read_events(reader, fmt), batch_size=batch_size, strict=strict,
-                    on_reject=on_reject, on_batch=lambda s: progress.update(s.events),
+                    max_future=max_future, on_reject=on_reject,
+                    on_batch=lambda s: progress.update(s.events),
                 )
     finally:
-        if stream is not sys.stdin.buffer:
-            stream.close()
+        _close(stream)
     data = summary.as_dict()
     if json_:
         emit_json(data)
@@ -96,8 +107,15 @@ def ingest_command(
             f"ingested {plural(data['events'], 'event')} into {plural(data['sessions'], 'session')} "
             f"({data['stored']} new, {plural(data['duplicates'], 'duplicate')}, {data['rejected']} rejected)"
         )
+        for warning in data.get("warnings", ()):
+            notice(f"warning: {warning['message']}")
     if summary.rejected:
         raise typer.Exit(EXIT_FAILURE)
+
+
+def _close(stream) -> None:
+    if stream is not sys.stdin.buffer:
+        stream.close()
 
 
 def _open_source(source: str):

@@ -1,19 +1,32 @@
-"""Reading events from files and pipes: JSONL, a JSON array, or `{"events": [...]}`.
+"""Reading events from files and pipes: JSONL, a JSON array, `{"events": [...]}`, or one
+event object (possibly pretty-printed).
 
 Everything streams: JSONL line by line, JSON documents item by item (ijson), so memory
 stays bounded whatever the input size. Each record comes with its location (line number
 for JSONL, item number for documents) so rejected input can be reported precisely.
+A UTF-8 byte order mark at the start is skipped; bytes that are not UTF-8 are reported
+as such. `detect_format` tells obsctl events from OTLP JSON by content.
 """
 
 from __future__ import annotations
 
+import codecs
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
 import orjson
 
+from obsctl.errors import InvalidInput
+from obsctl.services.ingest import EVENT_FIELDS
+
 FORMATS = ("auto", "jsonl", "json")
+BOM = codecs.BOM_UTF8
+# How much of a document is looked at to find its first key.
+SNIFF_LINES = 64
+SNIFF_BYTES = 64 * 1024
+_FIRST_KEY = re.compile(rb'\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:')
 
 
 @dataclass(frozen=True)
@@ -58,10 +71,15 @@ class CountingReader:
 
 
 def _first_line(reader: CountingReader) -> tuple[int, bytes]:
-    """Skip blank lines; return (line number, first non-blank line) or (n, b'')."""
+    """Skip blank lines; return (line number, first non-blank line) or (n, b'').
+
+    A byte order mark at the start of the input (after blank lines, if any) is dropped.
+    """
     line_no = 0
     while True:
         line = reader.readline()
+        if line.startswith(BOM):
+            line = line[len(BOM):]
         line_no += 1
         if not line:
             return line_no, b""
@@ -69,11 +87,78 @@ def _first_line(reader: CountingReader) -> tuple[int, bytes]:
             return line_no, line
 
 
+def detect_format(reader: CountingReader, fmt: str, label: str) -> str:
+    """The format to read `reader` with: `fmt`, or for `auto` OTLP JSON (`otlp-json`) when
+    the content is an OTLP export request (a `resourceSpans` key). Nothing is consumed but a
+    leading byte order mark. Content that is clearly the other kind is an error:
+    `--format otlp-json` on obsctl events, `jsonl`/`json` on OTLP JSON."""
+    kind = _sniff(reader)
+    if kind == "otlp" and fmt in ("jsonl", "json"):
+        raise InvalidInput(f"{label} is OTLP JSON (it has resourceSpans), not obsctl events; "
+                           f"use --format otlp-json (or auto)")
+    if kind == "events" and fmt == "otlp-json":
+        raise InvalidInput(f"{label} holds obsctl events, not OTLP JSON (no resourceSpans); "
+                           f"use --format auto, jsonl or json")
+    if fmt == "auto" and kind == "otlp":
+        return "otlp-json"
+    return fmt
+
+
+def _sniff(reader: CountingReader) -> str:
+    """`otlp`, `events`, `empty` or `unknown`, from the first record (or first key of a
+    document); every line read is pushed back."""
+    lines = []
+    line_no, first = _first_line(reader)
+    consumed = b"\n" * (line_no - 1)  # blank lines before the first record keep its number
+    if not first:
+        _push_back(reader, consumed)
+        return "empty"
+    kind = "unknown"
+    stripped = first.lstrip()
+    if stripped[:1] == b"[":
+        kind = "events"
+    else:
+        try:
+            value = orjson.loads(first)
+        except orjson.JSONDecodeError as exc:
+            if begins_document(first, exc):
+                # A document: find its first key in the next few lines.
+                lines.append(first)
+                size = len(first)
+                match = _FIRST_KEY.match(first)
+                while match is None and len(lines) < SNIFF_LINES and size < SNIFF_BYTES:
+                    line = reader.readline()
+                    if not line:
+                        break
+                    lines.append(line)
+                    size += len(line)
+                    match = _FIRST_KEY.match(b"".join(lines))
+                if match is not None:
+                    kind = _kind_of_keys([match.group(1).decode("utf-8", "replace")])
+                first = b"".join(lines)
+        else:
+            if type(value) is dict:
+                kind = _kind_of_keys(value)
+            elif type(value) is list:
+                kind = "events"
+    _push_back(reader, consumed + first)
+    return kind
+
+
+def _kind_of_keys(keys) -> str:
+    if "resourceSpans" in keys:
+        return "otlp"
+    if "events" in keys or any(key in EVENT_FIELDS for key in keys):
+        return "events"
+    return "unknown"
+
+
 def read_events(reader: CountingReader, fmt: str = "auto") -> Iterator[tuple[int, Any]]:
     """Yield (location, event-or-Unreadable) from `reader`.
 
-    auto: a first line that starts with `[` or does not parse on its own is a JSON document;
-    otherwise the input is JSONL (a one-line `{"events": [...]}` is unwrapped).
+    auto: a first line that starts with `[`, or that is the start of a longer JSON value,
+    begins a JSON document (an array, `{"events": [...]}` or one event object); otherwise the
+    input is JSONL (a one-line `{"events": [...]}` is unwrapped).
     """
     line_no, first = _first_line(reader)
     if not first:
@@ -85,18 +170,39 @@ def read_events(reader: CountingReader, fmt: str = "auto") -> Iterator[tuple[int
     try:
         value = orjson.loads(first)
     except orjson.JSONDecodeError as exc:
-        if fmt == "jsonl":
-            yield line_no, Unreadable(f"malformed JSON: {exc}")
-            yield from _read_jsonl(reader, line_no)
+        if fmt == "auto" and begins_document(first, exc):
+            yield from _read_document(_push_back(reader, first))
             return
-        yield from _read_document(_push_back(reader, first))
+        yield line_no, Unreadable(line_problem(first, exc))
+        yield from _read_jsonl(reader, line_no)
         return
     if type(value) is dict and type(value.get("events")) is list and len(value) == 1:
         yield from enumerate(value["events"], start=1)
         # Anything after a one-line wrapper is read as more JSONL.
     else:
+        # Anything else, a wrapper with other keys included, is validated as an event.
         yield line_no, value
     yield from _read_jsonl(reader, line_no)
+
+
+def begins_document(line: bytes, exc: orjson.JSONDecodeError) -> bool:
+    """Whether `line` is the beginning of a longer (pretty-printed) document: parsing stopped
+    at its end, right after an opening bracket, a comma or a colon. A JSON Lines record cut
+    short stops elsewhere (`{"a": 1`), and is one bad line, not a document."""
+    return exc.msg.startswith("unexpected end of data") and line.rstrip()[-1:] in (b"{", b"[", b",", b":")
+
+
+def line_problem(line: bytes, exc: orjson.JSONDecodeError) -> str:
+    """What is wrong with one line: not UTF-8 (with where), or the JSON error and its column."""
+    if "UTF-8" in exc.msg:
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            column = len(line[:bad.start].decode("utf-8")) + 1
+            return f"not UTF-8 text (byte 0x{line[bad.start]:02x} at column {column})"
+    # An error at the end of the data is reported by orjson on the line after the newline.
+    column = exc.colno if exc.lineno == 1 else len(line.rstrip(b"\r\n").decode("utf-8", "replace")) + 1
+    return f"malformed JSON at column {column}: {exc.msg}"
 
 
 def _push_back(reader: CountingReader, prefix: bytes) -> CountingReader:
@@ -119,35 +225,171 @@ def _read_jsonl(reader: CountingReader, line_no: int) -> Iterator[tuple[int, Any
         try:
             yield line_no, loads(line)
         except orjson.JSONDecodeError as exc:
-            yield line_no, Unreadable(f"malformed JSON: {exc}")
+            yield line_no, parse_line_again(line, exc)
+
+
+def parse_line_again(line: bytes, exc: orjson.JSONDecodeError) -> Any:
+    """A line that did not parse: one with a byte order mark (files joined with `cat`) is
+    parsed without it; otherwise the reason."""
+    if line.startswith(BOM):
+        try:
+            return orjson.loads(line[len(BOM):])
+        except orjson.JSONDecodeError as again:
+            exc = again
+            line = line[len(BOM):]
+    return Unreadable(line_problem(line, exc))
+
+
+class Utf8Checked:
+    """A binary reader that notes the line of the first bytes that are not UTF-8 text, as
+    they go by: the JSON parser fails there but would only say "invalid bytes"."""
+
+    def __init__(self, reader: IO[bytes]):
+        self._reader = reader
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._line = 1
+        self.bad_line: int | None = None
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._reader.read(size)
+        if self.bad_line is None and (data or size != 0):
+            pending = len(self._decoder.getstate()[0])
+            try:
+                self._decoder.decode(data, not data)
+            except UnicodeDecodeError as exc:
+                self.bad_line = self._line + data.count(b"\n", 0, max(exc.start - pending, 0))
+            self._line += data.count(b"\n")
+        return data
+
+
+_STARTS = ("start_map", "start_array")
+_ENDS = ("end_map", "end_array")
 
 
 def _read_document(reader: CountingReader) -> Iterator[tuple[int, Any]]:
-    """Stream the items of a JSON array or of the `events` array of an object."""
+    """Stream the items of a JSON array, or of the `events` array of an object, or the one
+    event a document holds."""
     import ijson
 
-    parser = ijson.parse(reader, use_float=True)
+    checked = Utf8Checked(reader)
+    parser = ijson.parse(checked, use_float=True)
     index = 0
     try:
         prefix, event, value = next(parser)
+        if event == "start_array":
+            for index, item in enumerate(ijson.items(_replay(prefix, event, value, parser), "item",
+                                                     use_float=True), start=1):
+                yield index, item
+        elif event == "start_map":
+            for index, item in _read_object(parser):
+                yield index, item
+        else:
+            yield 1, Unreadable('expected a JSON array of events, {"events": [...]} or one event object')
+            return
+        next(parser, None)  # only to raise on anything after the document
     except StopIteration:
         return
     except ijson.JSONError as exc:
-        yield 1, Unreadable(f"malformed JSON document: {_first(exc)}")
+        after = f" after item {index}" if index else ""
+        if checked.bad_line is not None:
+            yield index + 1, Unreadable(f"line {checked.bad_line}: not UTF-8 text{after and ' (' + after.strip() + ')'}")
+        else:
+            yield index + 1, Unreadable(f"malformed JSON document{after}: {parser_message(exc)}")
+
+
+def _read_object(parser) -> Iterator[tuple[int, Any]]:
+    """The top-level object of a document (its start_map already read).
+
+    `{"events": [...]}` streams its items; any other key next to `events` is an error. An
+    object without an `events` array is one event (validation tells whether it is one).
+    """
+    import ijson
+
+    fields: dict[str, Any] = {}
+    extra: list[str] = []
+    index = 0
+    streamed = False
+    for prefix, event, key in parser:
+        if event == "end_map":  # of the top-level object
+            break
+        prefix, event, value = next(parser)
+        if key == "events" and event == "start_array" and not streamed and not fields:
+            streamed = True
+            array = _until_end(prefix, event, value, parser, "events")
+            for index, item in enumerate(ijson.items(array, "events.item", use_float=True), start=1):
+                yield index, item
+        elif key == "resourceSpans":
+            yield index + 1, Unreadable("this is OTLP JSON (resourceSpans), not obsctl events; "
+                                        "use --format otlp-json (or auto)")
+            return
+        elif streamed or (key == "events" and event == "start_array"):
+            if key == "events" and not streamed:
+                # Other keys came first: a wrapper with unknown keys, rejected before any item.
+                yield 1, Unreadable(f'unknown top-level keys next to "events": {_shown(fields)}; '
+                                    f'a {{"events": [...]}} wrapper has no other key')
+                return
+            extra.append(key)
+            _skip(event, parser)
+        else:
+            fields[key] = _build(event, value, parser)
+    if streamed:
+        if extra:
+            yield index + 1, Unreadable(
+                f'unknown top-level keys after the "events" array: {_shown(extra)}; '
+                f'a {{"events": [...]}} wrapper has no other key')
         return
-    if event == "start_array":
-        path = "item"
-    elif event == "start_map":
-        path = "events.item"
-    else:
-        yield 1, Unreadable('expected a JSON array of events or {"events": [...]}')
+    yield 1, fields
+
+
+def _shown(keys) -> str:
+    from obsctl.services.ingest import show_field
+
+    keys = list(keys)
+    text = ", ".join(show_field(k) for k in keys[:5])
+    return text + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+
+
+def _until_end(prefix, event, value, parser, path: str):
+    """The parse events of one array or object at `path`, its start given, its end included."""
+    yield prefix, event, value
+    end = "end_array" if event == "start_array" else "end_map"
+    for item in parser:
+        yield item
+        if item[1] == end and item[0] == path:
+            return
+
+
+def _build(event: str, value: Any, parser) -> Any:
+    """The value that starts with (event, value), built from the parse events."""
+    if event not in _STARTS:
+        return value
+    import ijson
+
+    builder = ijson.ObjectBuilder()
+    builder.event(event, value)
+    depth = 1
+    for _, event, value in parser:
+        builder.event(event, value)
+        if event in _STARTS:
+            depth += 1
+        elif event in _ENDS:
+            depth -= 1
+            if depth == 0:
+                return builder.value
+    return builder.value
+
+
+def _skip(event: str, parser) -> None:
+    if event not in _STARTS:
         return
-    builder_items = ijson.items(_replay(prefix, event, value, parser), path, use_float=True)
-    try:
-        for index, item in enumerate(builder_items, start=1):
-            yield index, item
-    except ijson.JSONError as exc:
-        yield index + 1, Unreadable(f"malformed JSON document after item {index}: {_first(exc)}")
+    depth = 1
+    for _, event, _value in parser:
+        if event in _STARTS:
+            depth += 1
+        elif event in _ENDS:
+            depth -= 1
+            if depth == 0:
+                return
 
 
 def _replay(prefix, event, value, parser):
@@ -155,6 +397,10 @@ def _replay(prefix, event, value, parser):
     yield from parser
 
 
-def _first(exc: Exception) -> str:
-    lines = str(exc).strip().splitlines()
+def parser_message(exc: Exception) -> str:
+    """The first line of a parser error, as text (yajl gives bytes)."""
+    text = exc.args[0] if exc.args else ""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    lines = str(text).strip().splitlines()
     return lines[0] if lines else type(exc).__name__

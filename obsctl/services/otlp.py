@@ -12,11 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import orjson
 import sqlite_utils
 
-from obsctl.services.ingest import MAX_ID_LEN, MAX_TEXT_LEN, store_events, validate_events
+from obsctl.services.ingest import (
+    DEFAULT_MAX_FUTURE_SKEW,
+    MAX_ID_LEN,
+    MAX_TEXT_LEN,
+    store_events,
+    validate_events,
+)
 from obsctl.services.otlp_mapping import explicit_agent, explicit_session, service_name, span_to_event
 from obsctl.services.otlp_wire import RejectedSpan, SpanRecord, decode_request
 from obsctl.store import otlp as otlp_store
@@ -54,13 +61,16 @@ class OtlpResult:
         return f"{len(self.rejected)} {noun} rejected: {named}" + (f"; and {more} more" if more > 0 else "")
 
 
-def ingest_otlp(db: sqlite_utils.Database, body: bytes, fmt: str) -> OtlpResult:
+def ingest_otlp(db: sqlite_utils.Database, body: bytes, fmt: str, *,
+                max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW) -> OtlpResult:
     """Ingest one OTLP export request body (`fmt`: protobuf or json, already decompressed)."""
-    return ingest_spans(db, decode_request(body, fmt))
+    return ingest_spans(db, decode_request(body, fmt), max_future=max_future)
 
 
-def ingest_spans(db: sqlite_utils.Database, decoded: Sequence[SpanRecord | RejectedSpan]) -> OtlpResult:
-    """Map decoded spans to events and store the usable ones in one transaction."""
+def ingest_spans(db: sqlite_utils.Database, decoded: Sequence[SpanRecord | RejectedSpan], *,
+                 max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW) -> OtlpResult:
+    """Map decoded spans to events and store the usable ones in one transaction; spans that
+    start more than `max_future` ahead of the clock are rejected like other bad spans."""
     result = OtlpResult(spans=len(decoded))
     records: list[SpanRecord] = []
     for item in decoded:
@@ -99,7 +109,7 @@ def ingest_spans(db: sqlite_utils.Database, decoded: Sequence[SpanRecord | Rejec
             trace_id = record.trace_id
             event["session_id"] = session_id or named.get(trace_id) or remembered.get(trace_id) or trace_id
 
-        valid, errors = validate_events(raw)
+        valid, errors = validate_events(raw, max_future=max_future)
         if errors:
             result.rejected.extend(_rejections(records, errors))
         stored = store_events(db, valid)

@@ -5,18 +5,30 @@ exporter writes them (one `{"resourceSpans": [...]}` per line), or one export re
 document, possibly pretty-printed and large; that one is streamed one `resourceSpans`
 element at a time, so memory stays bounded. Each line or element is stored as one export
 request would be (services/otlp.py); spans of a trace split over several of them still end
-up in one session, through the remembered trace-to-session link.
+up in one session, through the remembered trace-to-session link. A line or document that is
+not an export request (no `resourceSpans` key) is rejected, not read as an empty one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import IO
 
 import orjson
 import sqlite_utils
 
 from obsctl.errors import InvalidInput
+from obsctl.services.event_source import (
+    BOM,
+    Unreadable,
+    Utf8Checked,
+    begins_document,
+    line_problem,
+    parse_line_again,
+    parser_message,
+)
+from obsctl.services.ingest import DEFAULT_MAX_FUTURE_SKEW
 from obsctl.services.ingest_stream import StreamSummary
 from obsctl.services.otlp import ingest_spans
 from obsctl.services.otlp_json import decode_json_request, decode_json_resource_spans
@@ -32,6 +44,7 @@ def ingest_otlp_stream(
     reader: IO[bytes],
     *,
     strict: bool = False,
+    max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW,
     on_reject: Callable[[int, str], None] = lambda loc, msg: None,
     on_batch: Callable[[StreamSummary], None] = lambda summary: None,
 ) -> StreamSummary:
@@ -50,7 +63,7 @@ def ingest_otlp_stream(
                 if strict:
                     return
                 continue
-            result = ingest_spans(db, decoded)
+            result = ingest_spans(db, decoded, max_future=max_future)
             summary.events += result.used
             summary.stored += result.stored
             summary.duplicates += result.duplicates
@@ -79,6 +92,8 @@ def _read_requests(reader: IO[bytes]) -> Iterator[tuple[int, list | _Unreadable]
     line_no = 0
     while True:
         line = reader.readline()
+        if line.startswith(BOM):
+            line = line[len(BOM):]
         line_no += 1
         if not line:
             return
@@ -86,13 +101,14 @@ def _read_requests(reader: IO[bytes]) -> Iterator[tuple[int, list | _Unreadable]
             break
     try:
         first = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        first = None
-    if type(first) is not dict:
-        # Not one request per line: a single (pretty-printed) document.
-        yield from _read_document(_Prefixed(line, reader))
-        return
-    yield line_no, _decode(decode_json_request, first)
+    except orjson.JSONDecodeError as exc:
+        if begins_document(line, exc):
+            # Not one request per line: a single (pretty-printed) document.
+            yield from _read_document(_Prefixed(line, reader))
+            return
+        yield line_no, _Unreadable(line_problem(line, exc))
+    else:
+        yield line_no, _request(first)
     for line in iter(reader.readline, b""):
         line_no += 1
         if not line.strip():
@@ -100,9 +116,20 @@ def _read_requests(reader: IO[bytes]) -> Iterator[tuple[int, list | _Unreadable]
         try:
             document = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            yield line_no, _Unreadable(f"malformed JSON: {exc}")
-            continue
-        yield line_no, _decode(decode_json_request, document)
+            document = parse_line_again(line, exc)
+            if type(document) is Unreadable:
+                yield line_no, _Unreadable(document.message)
+                continue
+        yield line_no, _request(document)
+
+
+_NOT_A_REQUEST = "not an OTLP export request: expected an object with a resourceSpans key"
+
+
+def _request(document) -> list | _Unreadable:
+    if type(document) is not dict or "resourceSpans" not in document:
+        return _Unreadable(_NOT_A_REQUEST)
+    return _decode(decode_json_request, document)
 
 
 def _decode(decode: Callable[..., list], *args) -> list | _Unreadable:
@@ -116,14 +143,28 @@ def _read_document(reader: IO[bytes]) -> Iterator[tuple[int, list | _Unreadable]
     import ijson
 
     index = 0
+    checked = Utf8Checked(reader)
+    top_keys: list[str] = []
+
+    def parse_events():
+        for item in ijson.parse(checked):
+            if not item[0] and item[1] == "map_key":
+                top_keys.append(item[2])
+            yield item
+
     try:
         # Integers stay integers (nanosecond times do not fit a float); decimals are Decimal.
-        for index, item in enumerate(ijson.items(reader, "resourceSpans.item"), start=1):
+        for index, item in enumerate(ijson.items(parse_events(), "resourceSpans.item"), start=1):
             where = f"resourceSpans[{index - 1}]"
             yield index, _decode(decode_json_resource_spans, item, where)
     except ijson.JSONError as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        yield index + 1, _Unreadable(f"malformed JSON document: {message}")
+        if checked.bad_line is not None:
+            yield index + 1, _Unreadable(f"line {checked.bad_line}: not UTF-8 text")
+        else:
+            yield index + 1, _Unreadable(f"malformed JSON document: {parser_message(exc)}")
+        return
+    if "resourceSpans" not in top_keys:
+        yield 1, _Unreadable(_NOT_A_REQUEST)
 
 
 class _Prefixed:

@@ -115,8 +115,11 @@ BASE_COMPONENTS: dict = {
         },
         "EventInput": {
             "type": "object",
-            "description": "An agent event; every field is optional except as noted for session_start. "
-                           "A field set to null is the same as a field left out",
+            "description": "An agent event; every field is optional except as noted for "
+                           "session_start, but an event has at least one of these fields. A field "
+                           "set to null is the same as a field left out. Other fields are ignored "
+                           "and counted in the response's warnings",
+            "minProperties": 1,
             "properties": {
                 "event_type": {"type": ["string", "null"], "minLength": 1, "maxLength": 256,
                                "default": "generic"},
@@ -125,20 +128,22 @@ BASE_COMPONENTS: dict = {
                 "event_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 128},
                 "timestamp": {"type": ["string", "null"], "pattern": ISO_8601,
                               "description": "ISO 8601, e.g. 2026-11-21T20:42:19.123Z (no offset: UTC); "
-                                             "default now"},
+                                             "default now; at most OBSCTL_MAX_FUTURE_SKEW (default 1 day) "
+                                             "ahead of the server clock"},
                 "model": {"type": ["string", "null"], "maxLength": 256},
                 "agent_name": {"type": ["string", "null"], "maxLength": 256},
-                "tokens_in": {"type": ["integer", "null"], "minimum": 0},
-                "tokens_out": {"type": ["integer", "null"], "minimum": 0},
-                "duration_ms": {"type": ["number", "null"], "minimum": 0},
+                "tokens_in": {"type": ["integer", "null"], "minimum": 0, "maximum": 2**40},
+                "tokens_out": {"type": ["integer", "null"], "minimum": 0, "maximum": 2**40},
+                "duration_ms": {"type": ["number", "null"], "minimum": 0, "maximum": 1e15},
                 "input_data": _JSON_OBJECT,
                 "output_data": _JSON_OBJECT,
                 "tool_call": _JSON_OBJECT,
                 "decision_trace": _JSON_OBJECT,
                 "metadata": _JSON_OBJECT,
                 "status": {"type": ["string", "null"], "description": "session_end: completed or error"},
-                "total_tokens_in": {"type": ["integer", "null"], "minimum": 0},
-                "total_tokens_out": {"type": ["integer", "null"], "minimum": 0},
+                "total_tokens_in": {"type": ["integer", "null"], "minimum": 0, "maximum": 2**40},
+                "total_tokens_out": {"type": ["integer", "null"], "minimum": 0, "maximum": 2**40},
+                "parent_id": {"type": ["string", "null"], "description": "event_id of the parent event"},
             },
         },
         "Event": {

@@ -10,8 +10,9 @@ RATE_GROUP = "events"
 
 @blueprint.post("/events")
 def post_events():
-    events = parse_batch_body(json_body(), max_batch=get_settings().max_batch)
-    result = ingest_events(get_db(), events)
+    settings = get_settings()
+    events = parse_batch_body(json_body(), max_batch=settings.max_batch)
+    result = ingest_events(get_db(), events, max_future=settings.max_future_skew)
     return json_response(result.as_response())
 
 
@@ -21,10 +22,14 @@ OPENAPI_PATHS = {
             "events",
             "Ingest a batch of events (all-or-nothing; idempotent on event_id). At most "
             "OBSCTL_MAX_BATCH events (default 1000) and OBSCTL_MAX_BODY_BYTES (default 10 MiB); "
-            "413 beyond either",
+            "413 beyond either. The body has only the events key (400 otherwise). An object "
+            "that has no event field, or a timestamp more than OBSCTL_MAX_FUTURE_SKEW (default "
+            "1 day) ahead of the server clock, is a 400. Fields that are not event fields are "
+            "ignored, and reported in warnings",
             request=json_content({
                 "type": "object",
                 "required": ["events"],
+                "additionalProperties": False,
                 "properties": {"events": {"type": "array",
                                           "items": {"$ref": "#/components/schemas/EventInput"}}},
             }),
@@ -35,6 +40,25 @@ OPENAPI_PATHS = {
                     "status": {"type": "string", "enum": ["ok"]},
                     "processed": {"type": "integer", "minimum": 0},
                     "duplicates": {"type": "integer", "minimum": 0},
+                    "warnings": {
+                        "type": "array",
+                        "description": "Present when there is something to say: events with "
+                                       "fields that are not event fields (stored without them)",
+                        "items": {
+                            "type": "object",
+                            "required": ["code", "message"],
+                            "properties": {
+                                "code": {"type": "string", "enum": ["unknown_fields"]},
+                                "message": {"type": "string",
+                                            "examples": ["3 events had unknown fields: evnt_type (3)"]},
+                                "events": {"type": "integer", "minimum": 1},
+                                "fields": {"type": "object",
+                                           "description": "events per unknown field name, the "
+                                                          "most frequent first (at most 10)",
+                                           "additionalProperties": {"type": "integer"}},
+                            },
+                        },
+                    },
                 },
             }),
             errors=error_responses(400, 413),

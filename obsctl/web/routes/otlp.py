@@ -26,7 +26,7 @@ def export_traces():
             f"unsupported Content-Encoding {encoding!r}; send gzip, deflate or identity"), 415)
     # MAX_CONTENT_LENGTH bounds the compressed body; decompress() bounds what it expands to.
     body = wire.decompress(request.get_data(cache=False), encoding, get_settings().max_body_bytes)
-    result = ingest_otlp(get_db(), body, fmt)
+    result = ingest_otlp(get_db(), body, fmt, max_future=get_settings().max_future_skew)
     return Response(wire.encode_response(result.rejected_spans, result.error_message(), fmt),
                     status=200, mimetype=wire.RESPONSE_MEDIA_TYPE[fmt])
 
