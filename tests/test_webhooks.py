@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -202,7 +203,7 @@ def test_slack_payload(db, private_ok, receiver):
     fire_one(db, private_ok, agent_filter="alpha")
     deliver_due(db, private_ok, at=AT)
     payload = json.loads(receiver.accepted[0]["body"])
-    assert payload["text"] == ("[obsctl] errors: error_rate = 100 > 10 over the last 60 min "
+    assert payload["text"] == ("[obsctl] errors: error_rate = 100 &gt; 10 over the last 60 min "
                                "for agent alpha")
     assert [b["type"] for b in payload["blocks"]] == ["header", "section", "section", "context"]
     assert {"type": "mrkdwn", "text": "*Agent*\nalpha"} in payload["blocks"][2]["fields"]
@@ -334,3 +335,50 @@ def test_cli_add_refuses_private_without_the_setting(cli):
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: webhook host '127.0.0.1' resolves to 127.0.0.1, a loopback")
 
+
+# --- Slack: untrusted text is escaped and kept within Slack's limits -----------------------
+
+def slack_texts(payload: dict) -> list[tuple[str, str]]:
+    """(where, text) of every text in a Slack payload."""
+    texts = [("text", payload["text"])]
+    for block in payload["blocks"]:
+        if "text" in block:
+            texts.append((block["type"], block["text"]["text"]))
+        texts += [("field", f["text"]) for f in block.get("fields", [])]
+        texts += [("context", e["text"]) for e in block.get("elements", [])]
+    return texts
+
+
+def fire_for_agent(db, settings, rule_name: str, agent: str) -> None:
+    """One alert whose rule name and agent are chosen by the caller (anyone sending events)."""
+    ingest_events(db, [event("s", "error", agent_name=agent, timestamp="2026-01-01T11:59:00Z")])
+    alert_rules.create_rule(db, {"name": rule_name, "metric": "error_rate", "operator": ">",
+                                 "threshold": 10, "agent_filter": agent})
+    assert alerts.evaluate_alerts(db, settings, at=AT)["fired"] == 1
+
+
+def test_slack_text_from_rules_and_agents_is_escaped(db, private_ok, receiver):
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": "slack"})
+    fire_for_agent(db, private_ok, "<!channel> & <https://evil.example|click>", "> 5000 <@U123>")
+    deliver_due(db, private_ok, at=AT)
+    payload = json.loads(receiver.accepted[0]["body"])
+    for where, text in slack_texts(payload):
+        assert "<" not in text and ">" not in text, where
+        assert "&" not in text.replace("&amp;", "").replace("&lt;", "").replace("&gt;", ""), where
+    assert payload["blocks"][0]["text"]["text"] == (
+        "Alert: &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;")
+    assert {"type": "mrkdwn", "text": "*Agent*\n&gt; 5000 &lt;@U123&gt;"} in payload["blocks"][2]["fields"]
+    assert {"type": "mrkdwn", "text": "*Condition*\n&gt; 10"} in payload["blocks"][2]["fields"]
+
+
+def test_slack_texts_stay_within_slack_limits(db, private_ok, receiver):
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": "slack"})
+    fire_for_agent(db, private_ok, "<" * 256, "&" * 256)
+    deliver_due(db, private_ok, at=AT)
+    payload = json.loads(receiver.accepted[0]["body"])
+    limits = {"text": 3000, "header": 150, "section": 3000, "field": 2000, "context": 3000}
+    for where, text in slack_texts(payload):
+        assert 0 < len(text) <= limits[where], where
+        assert re.fullmatch(r"([^&]|&amp;|&lt;|&gt;)*…?", text), where  # no escape cut in half
+    header = payload["blocks"][0]["text"]["text"]
+    assert len(header) <= 150 and header.endswith("…") and header.startswith("Alert: &lt;&lt;")
