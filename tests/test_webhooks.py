@@ -15,6 +15,7 @@ from obsctl.services import alert_rules, alerts, webhooks
 from obsctl.services.ingest import ingest_events
 from obsctl.services.url_safety import UnsafeDestination, address_problem, check_destination
 from obsctl.services.webhook_delivery import deliver_due, request_headers, sign
+from obsctl.store import webhooks as webhook_store
 from tests.conftest import event
 from tests.webhook_receiver import Receiver
 
@@ -334,6 +335,71 @@ def test_cli_add_refuses_private_without_the_setting(cli):
     result = cli("webhooks", "add", "http://127.0.0.1:9/x")
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: webhook host '127.0.0.1' resolves to 127.0.0.1, a loopback")
+
+
+# --- secrets in URLs are masked outside the call that set them -----------------------------
+
+@pytest.mark.parametrize("url, masked", [
+    ("https://hooks.slack.com/services/T0123ABCD/B0123ABCD/abcdEFGHijklMNOPqrstUVWX",
+     "https://hooks.slack.com/services/***"),
+    ("https://discord.com/api/webhooks/1234/tok-en", "https://discord.com/api/***"),
+    ("https://example.com/hook", "https://example.com/hook"),
+    ("https://example.com/", "https://example.com/"),
+    ("https://example.com", "https://example.com"),
+    ("https://example.com:8443/hook?token=s3cret&x=1", "https://example.com:8443/hook?token=***&x=***"),
+    ("https://example.com/a3f9c2d8e7b6a5f4c3d2e1f0?bare", "https://example.com/***?***"),
+    ("https://user:pass@example.com/hook", "https://***@example.com/hook"),  # stored by old versions
+])
+def test_mask_url(url, masked):
+    assert webhooks.mask_url(url) == masked
+
+
+def test_listings_mask_url_secrets_and_a_masked_url_sent_back_changes_nothing(make_app):
+    client = make_app({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}).test_client()
+    url = "http://127.0.0.1:9/services/T0123ABCD/B0123ABCD/abcdEFGHijklMNOPqrstUVWX?token=s3cret"
+    created = client.post("/webhooks", json={"url": url, "format": "slack"}).get_json()
+    assert created["url"] == url  # the call that set it shows it whole
+    hook_id = created["webhook_id"]
+    masked = "http://127.0.0.1:9/services/***?token=***"
+    listed = client.get("/webhooks").get_json()["webhooks"][0]
+    assert listed["url"] == masked and client.get(f"/webhooks/{hook_id}").get_json()["url"] == masked
+    assert "s3cret" not in client.get("/webhooks").get_data(as_text=True)
+
+    # A client that reads a webhook and writes it back does not overwrite the real URL.
+    sent_back = {k: listed[k] for k in ("url", "format", "rule_ids", "enabled")}
+    updated = client.put(f"/webhooks/{hook_id}", json=sent_back)
+    assert updated.status_code == 200 and updated.get_json()["url"] == masked
+    with write_transaction_for(client) as db:
+        assert webhook_store.get_webhook(db, hook_id)["url"] == url
+
+    new_url = "http://127.0.0.1:9/services/T1/B1/another-secret-token-1234"
+    assert client.put(f"/webhooks/{hook_id}", json={"url": new_url}).get_json()["url"] == new_url
+    assert client.get(f"/webhooks/{hook_id}").get_json()["url"] == "http://127.0.0.1:9/services/***"
+
+
+class write_transaction_for:
+    """The app's database, for checking what is stored."""
+
+    def __init__(self, client):
+        self.app = client.application
+
+    def __enter__(self):
+        from obsctl.store.db import open_db
+
+        self.db = open_db(self.app.extensions["obsctl"].settings.db_path)
+        return self.db
+
+    def __exit__(self, *exc):
+        self.db.close()
+
+
+def test_cli_list_masks_url_secrets(cli):
+    env = {"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}
+    url = "http://127.0.0.1:9/services/T0/B0/abcdEFGHijklMNOP1234"
+    added = cli("webhooks", "add", url, "--format", "slack", env=env)
+    assert url in added.stdout
+    listed = cli("webhooks", "list")
+    assert "abcdEFGH" not in listed.stdout and "http://127.0.0.1:9/services/***" in listed.stdout
 
 
 # --- Slack: untrusted text is escaped and kept within Slack's limits -----------------------

@@ -71,7 +71,7 @@ def add(
 
 @app.command("list")
 def list_(ctx: typer.Context, json_: bool = _JSON) -> None:
-    """List webhooks (secrets are never listed).
+    """List webhooks (secrets are never listed; credentials in URLs are masked with ***).
 
     Example: obsctl webhooks list
     """

@@ -90,7 +90,10 @@ _WRITABLE = {
 }
 _WEBHOOK_PROPERTIES = {
     "webhook_id": {"type": "string"},
-    "url": {"type": "string"},
+    "url": {"type": "string",
+            "description": "Whole only in the response of the call that set it; elsewhere user "
+                           "info, path segments after the first, token-like segments and query "
+                           "values are masked as ***"},
     "format": {"type": "string", "enum": list(FORMATS)},
     "rule_ids": {"type": "array", "items": {"type": "string"}},
     "enabled": {"type": "boolean"},
@@ -142,7 +145,7 @@ OPENAPI_PATHS = {
             request={"content": {"application/json": {"schema": _ref("WebhookInput")}}},
             status=201, ok=json_content(_ref("Webhook"), "Created (the only response with the secret)"),
             errors=error_responses(400)),
-        "get": operation("webhooks", "All webhooks (secrets never listed)", ok=json_content({
+        "get": operation("webhooks", "All webhooks (secrets never listed, URLs masked)", ok=json_content({
             "type": "object", "required": ["webhooks", "total"], "properties": {
                 "webhooks": {"type": "array", "items": _ref("Webhook")},
                 "total": {"type": "integer", "minimum": 0}}})),
