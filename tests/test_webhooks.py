@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from standardwebhooks import Webhook
@@ -142,15 +142,20 @@ def test_a_host_that_does_not_resolve_is_checked_at_delivery(db, settings):
     check_destination("https://no-such-host.invalid/x", allow_private=False, require_resolution=False)
 
 
-def test_delivery_rechecks_the_destination(db, private_ok, settings, receiver):
-    # Saved while private addresses were allowed; the setting is now off: refused, not retried.
+def test_a_private_destination_refused_at_send_time_stays_pending(db, private_ok, settings, receiver):
+    # Saved while private addresses were allowed; the sender's setting is off: the delivery
+    # waits, saying why, instead of losing the alert.
     webhooks.create_webhook(db, private_ok, {"url": receiver.url})
     fire_one(db, settings)
     report = deliver_due(db, settings, at=AT)
-    assert (report.attempted, report.failed) == (1, 1)
-    delivery = webhooks.list_deliveries(db)["deliveries"][0]
-    assert delivery["status"] == "failed" and delivery["last_error"].startswith("refused: ")
+    assert (report.attempted, report.retrying, report.failed) == (1, 1, 0)
+    (delivery,) = webhooks.list_deliveries(db)["deliveries"]
+    assert delivery["status"] == "pending"
+    assert delivery["last_error"] == ("refused for now: webhook host 127.0.0.1 is a loopback address "
+                                      "(set OBSCTL_WEBHOOK_ALLOW_PRIVATE=1 to allow)")
     assert receiver.requests == []
+    assert deliver_due(db, private_ok, at=AT + timedelta(seconds=1)).delivered == 1
+    assert len(receiver.accepted) == 1
 
 
 # --- payloads and signatures --------------------------------------------------------------
@@ -334,7 +339,8 @@ def test_cli_add_list_test_deliveries_remove(cli, client, receiver):
 def test_cli_add_refuses_private_without_the_setting(cli):
     result = cli("webhooks", "add", "http://127.0.0.1:9/x")
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: webhook host '127.0.0.1' resolves to 127.0.0.1, a loopback")
+    assert result.stderr == ("Error: webhook host 127.0.0.1 is a loopback address "
+                             "(set OBSCTL_WEBHOOK_ALLOW_PRIVATE=1 to allow)\n")
 
 
 # --- secrets in URLs are masked outside the call that set them -----------------------------

@@ -3,6 +3,7 @@ recovers: every alert is delivered exactly once in the end, and nothing ever han
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -58,8 +59,6 @@ def deliveries(db) -> list[dict]:
 
 
 def delivered_alert_ids(receiver: Receiver) -> list[str]:
-    import json
-
     return sorted(json.loads(r["body"])["alert"]["alert_id"] for r in receiver.accepted)
 
 
@@ -123,7 +122,7 @@ def test_slow_receiver_times_out_without_holding_up_the_pass(db, settings, recei
     report = deliver_due(db, settings, at=AT, timeout=0.3)
     assert time.monotonic() - started < 1.5
     assert report.retrying == 1
-    assert deliveries(db)[0]["last_error"] == "timed out after 0.3 s"
+    assert deliveries(db)[0]["last_error"].startswith("timed out after 0.3 s")
     slow.mode = "ok"
     assert deliver_due(db, settings, at=AT + timedelta(seconds=1), timeout=0.3).delivered == 1
     # The receiver may have seen the timed-out try too; both carry the same webhook-id.
@@ -260,3 +259,80 @@ def test_served_evaluate_delivers_through_the_background_sender(live_server, rec
     ids = [r["headers"]["webhook-id"] for r in receiver.accepted]
     assert len(ids) == len(set(ids)) == 2
     assert server.stop() == 0
+
+
+# --- one deadline per attempt, a claim that outlasts it ------------------------------------
+
+def test_a_dripping_receiver_cannot_stretch_an_attempt_past_its_deadline(db, settings, receivers):
+    # One byte of the answer every 0.3 s: each read is quick, the whole answer takes ~18 s.
+    drip = receivers(mode="drip", delay=0.3)
+    webhooks.create_webhook(db, settings, {"url": drip.url})
+    fire(db, settings)
+    started = time.monotonic()
+    report = deliver_due(db, settings, at=AT, timeout=1.0)
+    elapsed = time.monotonic() - started
+    assert elapsed < 2.5, elapsed
+    assert (report.attempted, report.retrying) == (1, 1)
+    (d,) = deliveries(db)
+    assert (d["status"], d["attempts"]) == ("pending", 1)
+    assert d["last_error"].startswith("timed out after 1 s")
+    assert d["next_attempt_at"] == format_ts(AT + timedelta(seconds=1))
+
+
+def test_the_claim_outlasts_any_attempt(db, settings, receivers):
+    from obsctl.services.webhook_delivery import ATTEMPT_TIMEOUT_S, lease_for
+
+    assert ATTEMPT_TIMEOUT_S == 10.0
+    assert lease_for(ATTEMPT_TIMEOUT_S) == timedelta(minutes=2)
+    for timeout in (0.5, 10, 60):
+        assert lease_for(timeout).total_seconds() > timeout + 60
+
+
+def test_two_senders_and_a_slow_receiver_deliver_once(db_path, settings, receivers):
+    from obsctl.store.db import open_db
+
+    drip = receivers(mode="drip", delay=0.25)
+    db = open_db(db_path)
+    webhooks.create_webhook(db, settings, {"url": drip.url})
+    fire(db, settings, at=datetime.now(UTC))
+    results = {}
+
+    def sender(name: str, start_delay: float, at_offset: timedelta) -> None:
+        time.sleep(start_delay)
+        own = open_db(db_path)
+        try:
+            # The second sender's clock runs ahead by more than the attempt deadline: a
+            # claim as long as the deadline would already look abandoned to it.
+            results[name] = deliver_due(own, settings, at=datetime.now(UTC) + at_offset, timeout=1.5)
+        finally:
+            own.close()
+
+    first = threading.Thread(target=sender, args=("first", 0.0, timedelta(0)))
+    second = threading.Thread(target=sender, args=("second", 0.4, timedelta(seconds=5)))
+    first.start()
+    second.start()
+    first.join(30)
+    second.join(30)
+    assert results["first"].attempted == 1 and results["second"].attempted == 0
+    time.sleep(0.5)
+    assert len(drip.requests) == 1
+    assert len({r["headers"]["webhook-id"] for r in drip.requests}) == 1
+    (d,) = deliveries(db)
+    assert d["attempts"] == 1 and d["last_error"].startswith("timed out after 1.5 s")
+    db.close()
+
+
+def test_410_gone_ends_the_delivery_and_disables_the_webhook(db, settings, receivers):
+    gone = receivers(mode="gone")
+    hook = webhooks.create_webhook(db, settings, {"url": gone.url})
+    fire(db, settings, count=2)
+    report = deliver_due(db, settings, at=AT)
+    # The first answer 410 stops everything for this webhook: the other delivery waits.
+    assert (report.attempted, report.failed, report.retrying) == (1, 1, 0)
+    failed = [d for d in deliveries(db) if d["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["last_status_code"] == 410
+    assert failed[0]["last_error"] == ("HTTP 410 Gone: receiver broken: the receiver wants no more "
+                                       "deliveries; the webhook was disabled")
+    assert webhooks.get_webhook(db, hook["webhook_id"])["enabled"] is False
+    assert deliver_due(db, settings, at=AT + timedelta(hours=1)).attempted == 0
+    assert len(gone.requests) == 1

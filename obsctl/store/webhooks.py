@@ -40,6 +40,11 @@ def delete_webhook(db: sqlite_utils.Database, webhook_id: str) -> bool:
     return _WEBHOOKS.delete(db, webhook_id)
 
 
+def disable_webhook(db: sqlite_utils.Database, webhook_id: str, updated_at: str) -> None:
+    _WEBHOOKS.update(db, [webhook_id], {"enabled": 0, "updated_at": updated_at},
+                     UPDATABLE_WEBHOOK_COLUMNS)
+
+
 def insert_deliveries(db: sqlite_utils.Database, deliveries: Iterable[dict]) -> None:
     db.conn.executemany(
         f"INSERT INTO webhook_deliveries ({', '.join(DELIVERY_COLUMNS)}) "
