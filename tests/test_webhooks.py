@@ -16,6 +16,7 @@ from obsctl.services.ingest import ingest_events
 from obsctl.services.url_safety import UnsafeDestination, address_problem, check_destination
 from obsctl.services.webhook_delivery import deliver_due, request_headers, sign
 from obsctl.store import webhooks as webhook_store
+from obsctl.store.db import write_transaction
 from tests.conftest import event
 from tests.webhook_receiver import Receiver
 
@@ -142,10 +143,27 @@ def test_a_host_that_does_not_resolve_is_checked_at_delivery(db, settings):
     check_destination("https://no-such-host.invalid/x", allow_private=False, require_resolution=False)
 
 
-def test_a_private_destination_refused_at_send_time_stays_pending(db, private_ok, settings, receiver):
-    # Saved while private addresses were allowed; the sender's setting is off: the delivery
-    # waits, saying why, instead of losing the alert.
-    webhooks.create_webhook(db, private_ok, {"url": receiver.url})
+def test_the_private_decision_is_stored_with_the_webhook(db, private_ok, settings, receiver):
+    # Saved through a process that allowed private addresses (a server); sent by one that
+    # does not (a cron evaluate): the stored decision holds, the alert is delivered.
+    hook = webhooks.create_webhook(db, private_ok, {"url": receiver.url})
+    assert hook["allow_private"] is True
+    fire_one(db, settings)
+    report = deliver_due(db, settings, at=AT)
+    assert (report.attempted, report.delivered) == (1, 1)
+    assert len(receiver.accepted) == 1
+    # A URL set again without the setting needs it again.
+    with pytest.raises(UnsafeDestination, match="loopback"):
+        webhooks.update_webhook(db, settings, hook["webhook_id"], {"url": receiver.url})
+    assert webhooks.get_webhook(db, hook["webhook_id"])["allow_private"] is True
+
+
+def test_a_private_destination_without_a_decision_stays_pending(db, private_ok, settings, receiver):
+    # Stored before the decision was recorded (or DNS now answers a private address): the
+    # sender's own setting decides, and without it the delivery waits, saying why.
+    hook = webhooks.create_webhook(db, private_ok, {"url": receiver.url})
+    with write_transaction(db):
+        webhook_store.update_webhook(db, hook["webhook_id"], {"allow_private": 0})
     fire_one(db, settings)
     report = deliver_due(db, settings, at=AT)
     assert (report.attempted, report.retrying, report.failed) == (1, 1, 0)

@@ -336,3 +336,16 @@ def test_410_gone_ends_the_delivery_and_disables_the_webhook(db, settings, recei
     assert webhooks.get_webhook(db, hook["webhook_id"])["enabled"] is False
     assert deliver_due(db, settings, at=AT + timedelta(hours=1)).attempted == 0
     assert len(gone.requests) == 1
+
+
+def test_cron_evaluate_without_the_setting_delivers_to_a_webhook_saved_with_it(cli, db, receivers):
+    receiver = receivers()
+    added = cli("webhooks", "add", receiver.url, "--json", env={"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"})
+    assert json.loads(added.stdout)["allow_private"] is True
+    alert_rules.create_rule(db, {"name": "errors", "metric": "error_rate", "operator": ">",
+                                 "threshold": 1, "cooldown_minutes": 0})
+    ingest_events(db, [event("s", "error", timestamp=format_ts(datetime.now(UTC) - timedelta(minutes=1)))])
+    result = cli("alerts", "evaluate")  # no OBSCTL_WEBHOOK_ALLOW_PRIVATE here
+    assert result.exit_code == 0 and result.stdout.startswith("FIRED") and result.stderr == ""
+    assert receiver.wait_for(1)
+    assert [d["status"] for d in deliveries(db)] == ["delivered"]

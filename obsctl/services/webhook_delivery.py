@@ -14,7 +14,8 @@ sending and recording; the `webhook-id` header (the delivery id) is the same on 
 for de-duplication.
 
 Where a delivery may go is checked at every attempt with the parser and address rules of
-url_safety; the connection goes to the checked address (webhook_http).
+url_safety, honouring the private-address decision stored with the webhook (or the
+sender's own setting); the connection goes to the checked address (webhook_http).
 
 Signatures follow Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256 of
 "{id}.{timestamp}.{body}" keyed with the base64-decoded secret>`.
@@ -192,11 +193,16 @@ def deliver_due(db: sqlite_utils.Database, settings, *, at: datetime | None = No
     return report
 
 
+def _allow_private(settings, webhook: dict) -> bool:
+    """The decision stored with the webhook when its URL was set, or this process's setting."""
+    return bool(webhook.get("allow_private")) or settings.webhook_allow_private
+
+
 def _attempt_claimed(db, settings, claim: dict, at: datetime | None, timeout: float,
                      report: DeliveryReport) -> None:
     body = claim["payload"].encode()
     headers = request_headers(claim["secret"], claim["delivery_id"], body)
-    result = attempt(claim["url"], body, headers, allow_private=settings.webhook_allow_private,
+    result = attempt(claim["url"], body, headers, allow_private=_allow_private(settings, claim),
                      timeout=timeout)
     report.attempted += 1
     finished = at or now()
@@ -239,7 +245,7 @@ def send_test(db: sqlite_utils.Database, settings, webhook: dict, *,
     body = dumps(build_payload(webhook, "webhook.test", alert, rule)).encode()
     delivery_id = f"msg_{uuid.uuid4().hex}"
     result = attempt(webhook["url"], body, request_headers(webhook["secret"], delivery_id, body),
-                     allow_private=settings.webhook_allow_private, timeout=timeout)
+                     allow_private=_allow_private(settings, webhook), timeout=timeout)
     done = format_ts(now())
     row = {
         "delivery_id": delivery_id, "webhook_id": webhook["webhook_id"], "alert_id": None,

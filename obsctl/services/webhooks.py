@@ -6,6 +6,11 @@ every rule), `enabled`, an optional Standard Webhooks `secret` (`whsec_<base64>`
 credentials: only the call that set them returns them; listings say `has_secret` and
 `has_routing_key`. URLs often carry credentials too (a Slack hook path, a token in the query):
 only the call that set a URL returns it whole; everywhere else it is masked (`mask_url`).
+
+`allow_private` records whether private and loopback destinations were allowed
+(OBSCTL_WEBHOOK_ALLOW_PRIVATE) in the process that set the URL; senders honour it, so a cron
+job started without the setting still delivers to a receiver registered through a server
+that had it. Link-local and metadata addresses are refused whatever it says.
 """
 
 from __future__ import annotations
@@ -77,6 +82,7 @@ def webhook_view(row: dict, *, reveal: bool = False) -> dict:
         "enabled": bool(row["enabled"]),
         "has_secret": row["secret"] is not None,
         "has_routing_key": row["routing_key"] is not None,
+        "allow_private": bool(row["allow_private"]),
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
     }
@@ -142,6 +148,7 @@ def _check_fields(db, settings, body: Any, current: dict | None) -> dict:
         check_destination(body["url"], allow_private=settings.webhook_allow_private,
                           require_resolution=False)
         fields["url"] = body["url"]
+        fields["allow_private"] = 1 if settings.webhook_allow_private else 0
     if "format" in body:
         if type(body["format"]) is not str or body["format"] not in FORMATS:
             raise InvalidInput(f"format must be one of {', '.join(FORMATS)}; got {body['format']!r}")
@@ -192,7 +199,7 @@ def create_webhook(db: sqlite_utils.Database, settings, body: Any) -> dict:
     fields = _check_fields(db, settings, body, None)
     now = now_iso()
     row = {"format": "generic", "secret": None, "routing_key": None, "rule_ids": "[]",
-           "enabled": 1, **fields, "webhook_id": f"wh_{uuid.uuid4().hex[:16]}",
+           "enabled": 1, "allow_private": 0, **fields, "webhook_id": f"wh_{uuid.uuid4().hex[:16]}",
            "created_at": now, "updated_at": now}
     with write_transaction(db):
         store.insert_webhook(db, row)

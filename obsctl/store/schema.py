@@ -176,3 +176,11 @@ def m005_scorecard_event_stats_index(db):
     # JSON payloads: about 440 -> 330 ms for the 20 scorecards, for one more index on ingest.
     db.execute("CREATE INDEX idx_events_session_stats ON events(session_id, event_type, is_error, "
                "duration_ms, tokens_in, tokens_out, model)")
+
+
+@migrations()
+def m006_webhook_allow_private(db):
+    # Whether private and loopback destinations were allowed when the webhook's URL was set,
+    # so that a sender started without OBSCTL_WEBHOOK_ALLOW_PRIVATE (a cron job) honours the
+    # decision instead of failing the delivery. Existing webhooks keep the sender's setting.
+    db.execute("ALTER TABLE webhooks ADD COLUMN allow_private INTEGER NOT NULL DEFAULT 0")

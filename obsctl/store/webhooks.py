@@ -9,9 +9,9 @@ import sqlite_utils
 from obsctl.store.records import RecordTable
 
 WEBHOOK_COLUMNS = ("webhook_id", "url", "format", "secret", "routing_key", "rule_ids", "enabled",
-                   "created_at", "updated_at")
+                   "allow_private", "created_at", "updated_at")
 UPDATABLE_WEBHOOK_COLUMNS = frozenset({"url", "format", "secret", "routing_key", "rule_ids",
-                                       "enabled", "updated_at"})
+                                       "enabled", "allow_private", "updated_at"})
 DELIVERY_COLUMNS = ("delivery_id", "webhook_id", "alert_id", "event_type", "payload", "status",
                     "attempts", "last_error", "last_status_code", "next_attempt_at", "created_at",
                     "delivered_at")
@@ -70,7 +70,8 @@ def claim_due(db: sqlite_utils.Database, now: str, lease_until: str) -> dict | N
     if this process dies mid-attempt, the lease runs out and the delivery is retried.
     """
     row = db.conn.execute(
-        "SELECT d.delivery_id, d.payload, d.attempts, d.created_at, w.webhook_id, w.url, w.secret "
+        "SELECT d.delivery_id, d.payload, d.attempts, d.created_at, w.webhook_id, w.url, w.secret, "
+        "w.allow_private "
         "FROM webhook_deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id "
         "WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.enabled = 1 "
         "ORDER BY d.next_attempt_at, d.created_at LIMIT 1",
@@ -80,7 +81,8 @@ def claim_due(db: sqlite_utils.Database, now: str, lease_until: str) -> dict | N
         return None
     db.conn.execute("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE delivery_id = ?",
                     [lease_until, row[0]])
-    keys = ("delivery_id", "payload", "attempts", "created_at", "webhook_id", "url", "secret")
+    keys = ("delivery_id", "payload", "attempts", "created_at", "webhook_id", "url", "secret",
+            "allow_private")
     return dict(zip(keys, row))
 
 

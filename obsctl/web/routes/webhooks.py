@@ -77,7 +77,10 @@ def _ref(name: str) -> dict:
 
 _WRITABLE = {
     "url": {"type": "string", "minLength": 1, "maxLength": 2048,
-            "description": "http(s) URL; private and loopback hosts need OBSCTL_WEBHOOK_ALLOW_PRIVATE=1"},
+            "description": "http(s) URL in plain form: no user info, backslash, fragment, "
+                           "control or non-ASCII character, IPv6 zone id or non-dotted IPv4 host. "
+                           "Private and loopback hosts need OBSCTL_WEBHOOK_ALLOW_PRIVATE=1 in the "
+                           "process that sets it; link-local and metadata hosts are always refused"},
     "format": {"type": "string", "enum": list(FORMATS), "default": "generic"},
     "secret": {"type": ["string", "null"],
                "description": "Standard Webhooks secret whsec_<base64>, 'generate' to have one "
@@ -99,6 +102,10 @@ _WEBHOOK_PROPERTIES = {
     "enabled": {"type": "boolean"},
     "has_secret": {"type": "boolean"},
     "has_routing_key": {"type": "boolean"},
+    "allow_private": {"type": "boolean",
+                      "description": "Whether private and loopback destinations were allowed "
+                                     "(OBSCTL_WEBHOOK_ALLOW_PRIVATE) when the URL was set; "
+                                     "senders honour it"},
     "created_at": _ref("Timestamp"),
     "updated_at": _ref("Timestamp"),
 }
