@@ -338,6 +338,67 @@ def test_410_gone_ends_the_delivery_and_disables_the_webhook(db, settings, recei
     assert len(gone.requests) == 1
 
 
+# --- cancelling: removed rules and webhooks ------------------------------------------------
+
+def test_removing_a_rule_cancels_its_pending_deliveries(db, settings, receivers):
+    port = free_port()
+    webhooks.create_webhook(db, settings, {"url": f"http://127.0.0.1:{port}/hook"})
+    fire(db, settings, count=2)
+    deliver_due(db, settings, at=AT)  # the receiver is down: both pending
+    rule_id = alert_rules.list_rules(db)["rules"][0]["rule_id"]
+    alert_rules.delete_rule(db, rule_id)
+    by_status = {d["status"]: d for d in deliveries(db)}
+    assert set(by_status) == {"pending", "failed"}
+    assert by_status["failed"]["last_error"] == f"cancelled: alert rule {rule_id} was removed"
+    receiver = receivers(port=port)
+    report = deliver_due(db, settings, at=AT + timedelta(minutes=1))
+    assert (report.attempted, report.delivered) == (1, 1)
+    assert len(receiver.requests) == 1
+
+
+def test_removing_a_rule_or_webhook_during_an_attempt_is_not_undone(db_path, settings, receivers):
+    from obsctl.store.db import open_db
+
+    drip = receivers(mode="drip", delay=0.05)
+    db = open_db(db_path)
+    hook = webhooks.create_webhook(db, settings, {"url": drip.url})
+    fire(db, settings, count=2)
+    reports = []
+
+    def run_pass(at: datetime) -> None:
+        own = open_db(db_path)
+        try:
+            reports.append(deliver_due(own, settings, at=at, timeout=10))
+        finally:
+            own.close()
+
+    def start_pass_and_wait_for_its_request(at: datetime) -> threading.Thread:
+        drip.requests.clear()
+        thread = threading.Thread(target=run_pass, args=(at,))
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not drip.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert drip.requests
+        return thread
+
+    thread = start_pass_and_wait_for_its_request(AT)
+    in_flight = json.loads(drip.requests[0]["body"])["rule"]["rule_id"]
+    alert_rules.delete_rule(db, in_flight)  # while its delivery is being attempted
+    thread.join(30)
+    statuses = sorted(d["status"] for d in deliveries(db))
+    assert statuses == ["delivered", "failed"]
+    assert reports[0].attempted == 2 and reports[0].delivered == 1  # the cancelled one not counted
+
+    later = AT + timedelta(hours=1)
+    fire(db, settings, at=later)
+    thread = start_pass_and_wait_for_its_request(later)
+    webhooks.delete_webhook(db, hook["webhook_id"])
+    thread.join(30)
+    assert deliveries(db) == [] and reports[1].attempted == 1 and reports[1].delivered == 0
+    db.close()
+
+
 def test_cron_evaluate_without_the_setting_delivers_to_a_webhook_saved_with_it(cli, db, receivers):
     receiver = receivers()
     added = cli("webhooks", "add", receiver.url, "--json", env={"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"})

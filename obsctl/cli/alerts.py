@@ -123,7 +123,7 @@ def update_rule(
 @rules_app.command("remove")
 def remove_rule(ctx: typer.Context, rule_id: str = typer.Argument(..., help="Rule id."),
                 json_: bool = _JSON) -> None:
-    """Delete a rule and all of its alert events.
+    """Delete a rule and all of its alert events; their pending webhook deliveries are cancelled.
 
     Example: obsctl alerts rules remove rule_0123456789abcdef
     """
@@ -131,7 +131,7 @@ def remove_rule(ctx: typer.Context, rule_id: str = typer.Argument(..., help="Rul
     if json_:
         emit_json(data)
     else:
-        notice(f"deleted rule {rule_id} and its alert events")
+        notice(f"deleted rule {rule_id} and its alert events (pending webhook deliveries cancelled)")
 
 
 @app.command("metrics")

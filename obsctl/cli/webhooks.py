@@ -120,7 +120,7 @@ def update(
 @app.command("remove")
 def remove(ctx: typer.Context, webhook_id: str = typer.Argument(..., help="Webhook id."),
            json_: bool = _JSON) -> None:
-    """Delete a webhook and its delivery log.
+    """Delete a webhook and its delivery log (pending deliveries are not sent).
 
     Example: obsctl webhooks remove wh_0123456789abcdef
     """

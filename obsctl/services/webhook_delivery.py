@@ -221,11 +221,15 @@ def _attempt_claimed(db, settings, claim: dict, at: datetime | None, timeout: fl
         log.warning("webhook delivery %s to %s failed (attempt %d): %s", claim["delivery_id"],
                     claim["webhook_id"], failures, error)
     with write_transaction(db):
-        store.record_attempt(db, claim["delivery_id"], status=status, error=error,
-                             status_code=result.status_code, next_attempt_at=next_at,
-                             delivered_at=delivered_at)
+        recorded = store.record_attempt(db, claim["delivery_id"], claim["attempts"], status=status,
+                                        error=error, status_code=result.status_code,
+                                        next_attempt_at=next_at, delivered_at=delivered_at)
         if result.gone:
             store.disable_webhook(db, claim["webhook_id"], finished_ts)
+    if not recorded:
+        # Cancelled meanwhile (its rule or webhook was removed): nothing to count.
+        log.info("webhook delivery %s was cancelled during its attempt", claim["delivery_id"])
+        return
     if status == "delivered":
         report.delivered += 1
     elif status == "pending":

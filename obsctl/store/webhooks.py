@@ -86,13 +86,29 @@ def claim_due(db: sqlite_utils.Database, now: str, lease_until: str) -> dict | N
     return dict(zip(keys, row))
 
 
-def record_attempt(db: sqlite_utils.Database, delivery_id: str, *, status: str, error: str | None,
-                   status_code: int | None, next_attempt_at: str, delivered_at: str | None) -> None:
-    db.conn.execute(
+def record_attempt(db: sqlite_utils.Database, delivery_id: str, attempts_before: int, *, status: str,
+                   error: str | None, status_code: int | None, next_attempt_at: str,
+                   delivered_at: str | None) -> bool:
+    """Record the outcome of the attempt claimed with `attempts_before` attempts made.
+
+    False (nothing written) when the delivery is no longer that pending claim: it was
+    cancelled (rule or webhook removed) or deleted while the attempt was in progress."""
+    return db.conn.execute(
         "UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_error = ?, "
-        "last_status_code = ?, next_attempt_at = ?, delivered_at = ? WHERE delivery_id = ?",
-        [status, error, status_code, next_attempt_at, delivered_at, delivery_id],
-    )
+        "last_status_code = ?, next_attempt_at = ?, delivered_at = ? "
+        "WHERE delivery_id = ? AND status = 'pending' AND attempts = ?",
+        [status, error, status_code, next_attempt_at, delivered_at, delivery_id, attempts_before],
+    ).rowcount > 0
+
+
+def cancel_pending_for_rule(db: sqlite_utils.Database, rule_id: str, message: str) -> int:
+    """Mark failed, with `message`, the pending deliveries of a rule's alerts (inside the
+    transaction that deletes the rule, before its alert events go)."""
+    return db.conn.execute(
+        "UPDATE webhook_deliveries SET status = 'failed', last_error = ? WHERE status = 'pending' "
+        "AND alert_id IN (SELECT alert_id FROM alert_events WHERE rule_id = ?)",
+        [message, rule_id],
+    ).rowcount
 
 
 def next_due_at(db: sqlite_utils.Database) -> str | None:
