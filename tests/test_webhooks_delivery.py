@@ -399,6 +399,29 @@ def test_removing_a_rule_or_webhook_during_an_attempt_is_not_undone(db_path, set
     db.close()
 
 
+# --- `alerts evaluate` for cron: quiet unless something fired or failed for good ----------
+
+def test_evaluate_is_quiet_about_retries_unless_verbose(cli, db, settings, receivers):
+    env = {"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}
+    port = free_port()
+    webhooks.create_webhook(db, settings, {"url": f"http://127.0.0.1:{port}/hook"})
+    alert_rules.create_rule(db, {"name": "errors", "metric": "error_rate", "operator": ">",
+                                 "threshold": 1, "cooldown_minutes": 0})
+    ingest_events(db, [event("s", "error", timestamp=format_ts(datetime.now(UTC) - timedelta(minutes=1)))])
+
+    fired = cli("alerts", "evaluate", "--exit-code", env=env)
+    assert fired.exit_code == 3 and fired.stdout.startswith("FIRED alert_")
+    assert fired.stderr == ""  # the receiver is down: retried later, nothing to mail
+    time.sleep(1.1)  # the retries are due (backoff 1 s)
+    verbose = cli("alerts", "evaluate", "--verbose", env=env)
+    assert "will be retried" in verbose.stderr and "Connection refused" in verbose.stderr
+
+    receivers(port=port, mode="gone")
+    time.sleep(2.1)
+    final = cli("alerts", "evaluate", env=env)
+    assert "failed for good" in final.stderr and "HTTP 410 Gone" in final.stderr
+
+
 def test_cron_evaluate_without_the_setting_delivers_to_a_webhook_saved_with_it(cli, db, receivers):
     receiver = receivers()
     added = cli("webhooks", "add", receiver.url, "--json", env={"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"})
