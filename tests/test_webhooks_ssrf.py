@@ -141,7 +141,7 @@ def test_transition_forms_of_public_addresses_pass(address):
 
 
 @pytest.mark.parametrize("url, why", [
-    ("http://[2002:7f00:1::]/", "loopback address inside the IPv6 address"),
+    ("http://[2002:7f00:1::]/", "is an IPv6 address carrying 127.0.0.1, a loopback address"),
     ("http://localhost/x", "loopback name"),
     ("http://api.localhost/x", "loopback name"),
     ("http://intranet/x", "single-label name"),
@@ -154,9 +154,15 @@ def test_names_and_forms_that_cannot_be_public_are_refused_at_registration(db, s
     assert why in info.value.message and "OBSCTL_WEBHOOK_ALLOW_PRIVATE=1" in info.value.message
 
 
-def test_metadata_names_are_refused_whatever_the_setting(db, private_ok):
+def test_metadata_names_and_hidden_metadata_addresses_are_refused_whatever_the_setting(db, private_ok):
     with pytest.raises(UnsafeDestination, match="cloud metadata service"):
         webhooks.create_webhook(db, private_ok, {"url": "http://metadata.google.internal/x"})
+    with pytest.raises(UnsafeDestination) as info:
+        webhooks.create_webhook(db, private_ok, {"url": "http://[2002:a9fe:a9fe::]/latest/meta-data/"})
+    assert info.value.message == ("webhook host 2002:a9fe:a9fe:: is an IPv6 address carrying "
+                                  "169.254.169.254, a link-local address (this includes cloud "
+                                  "metadata services)")
+    assert webhooks.list_webhooks(db)["total"] == 0
 
 
 def test_every_resolved_address_must_pass():

@@ -205,11 +205,11 @@ def classify_address(address: str | IPv4Address | IPv6Address) -> tuple[bool, st
     if isinstance(ip, IPv6Address):
         embedded = _embedded_ipv4(ip)
         if embedded is not None:
-            verdicts = [v for v in map(_verdict, embedded) if v]
+            verdicts = [(v4, v) for v4, v in ((v4, _verdict(v4)) for v4 in embedded) if v]
             if not verdicts:
                 return None
-            worst = max(verdicts, key=lambda v: v[0])
-            return worst[0], f"{worst[1]} inside the IPv6 address {ip}"
+            v4, (forbidden, why) = max(verdicts, key=lambda item: item[1][0])
+            return forbidden, f"an IPv6 address carrying {v4}, {why}"
     return _verdict(ip)
 
 
