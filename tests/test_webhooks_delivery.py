@@ -271,7 +271,7 @@ def test_a_dripping_receiver_cannot_stretch_an_attempt_past_its_deadline(db, set
     started = time.monotonic()
     report = deliver_due(db, settings, at=AT, timeout=1.0)
     elapsed = time.monotonic() - started
-    assert elapsed < 2.5, elapsed
+    assert elapsed < 4, elapsed  # the whole answer would take about 18 s
     assert (report.attempted, report.retrying) == (1, 1)
     (d,) = deliveries(db)
     assert (d["status"], d["attempts"]) == ("pending", 1)
@@ -297,28 +297,29 @@ def test_two_senders_and_a_slow_receiver_deliver_once(db_path, settings, receive
     fire(db, settings, at=datetime.now(UTC))
     results = {}
 
-    def sender(name: str, start_delay: float, at_offset: timedelta) -> None:
-        time.sleep(start_delay)
+    def sender(name: str, at_offset: timedelta) -> None:
         own = open_db(db_path)
         try:
-            # The second sender's clock runs ahead by more than the attempt deadline: a
-            # claim as long as the deadline would already look abandoned to it.
-            results[name] = deliver_due(own, settings, at=datetime.now(UTC) + at_offset, timeout=1.5)
+            results[name] = deliver_due(own, settings, at=datetime.now(UTC) + at_offset, timeout=3)
         finally:
             own.close()
 
-    first = threading.Thread(target=sender, args=("first", 0.0, timedelta(0)))
-    second = threading.Thread(target=sender, args=("second", 0.4, timedelta(seconds=5)))
+    first = threading.Thread(target=sender, args=("first", timedelta(0)))
     first.start()
+    deadline = time.monotonic() + 10
+    while not drip.requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    # The first attempt is in flight. The second sender's clock runs ahead by more than the
+    # attempt deadline: a claim only as long as the deadline would look abandoned to it.
+    second = threading.Thread(target=sender, args=("second", timedelta(seconds=5)))
     second.start()
-    first.join(30)
     second.join(30)
+    first.join(30)
     assert results["first"].attempted == 1 and results["second"].attempted == 0
     time.sleep(0.5)
     assert len(drip.requests) == 1
-    assert len({r["headers"]["webhook-id"] for r in drip.requests}) == 1
     (d,) = deliveries(db)
-    assert d["attempts"] == 1 and d["last_error"].startswith("timed out after 1.5 s")
+    assert d["attempts"] == 1 and d["last_error"].startswith("timed out after 3 s")
     db.close()
 
 
