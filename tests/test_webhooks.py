@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from standardwebhooks import Webhook
@@ -14,6 +15,8 @@ from obsctl.services import alert_rules, alerts, webhooks
 from obsctl.services.ingest import ingest_events
 from obsctl.services.url_safety import UnsafeDestination, address_problem, check_destination
 from obsctl.services.webhook_delivery import deliver_due, request_headers, sign
+from obsctl.store import webhooks as webhook_store
+from obsctl.store.db import write_transaction
 from tests.conftest import event
 from tests.webhook_receiver import Receiver
 
@@ -140,15 +143,37 @@ def test_a_host_that_does_not_resolve_is_checked_at_delivery(db, settings):
     check_destination("https://no-such-host.invalid/x", allow_private=False, require_resolution=False)
 
 
-def test_delivery_rechecks_the_destination(db, private_ok, settings, receiver):
-    # Saved while private addresses were allowed; the setting is now off: refused, not retried.
-    webhooks.create_webhook(db, private_ok, {"url": receiver.url})
+def test_the_private_decision_is_stored_with_the_webhook(db, private_ok, settings, receiver):
+    # Saved through a process that allowed private addresses (a server); sent by one that
+    # does not (a cron evaluate): the stored decision holds, the alert is delivered.
+    hook = webhooks.create_webhook(db, private_ok, {"url": receiver.url})
+    assert hook["allow_private"] is True
     fire_one(db, settings)
     report = deliver_due(db, settings, at=AT)
-    assert (report.attempted, report.failed) == (1, 1)
-    delivery = webhooks.list_deliveries(db)["deliveries"][0]
-    assert delivery["status"] == "failed" and delivery["last_error"].startswith("refused: ")
+    assert (report.attempted, report.delivered) == (1, 1)
+    assert len(receiver.accepted) == 1
+    # A URL set again without the setting needs it again.
+    with pytest.raises(UnsafeDestination, match="loopback"):
+        webhooks.update_webhook(db, settings, hook["webhook_id"], {"url": receiver.url})
+    assert webhooks.get_webhook(db, hook["webhook_id"])["allow_private"] is True
+
+
+def test_a_private_destination_without_a_decision_stays_pending(db, private_ok, settings, receiver):
+    # Stored before the decision was recorded (or DNS now answers a private address): the
+    # sender's own setting decides, and without it the delivery waits, saying why.
+    hook = webhooks.create_webhook(db, private_ok, {"url": receiver.url})
+    with write_transaction(db):
+        webhook_store.update_webhook(db, hook["webhook_id"], {"allow_private": 0})
+    fire_one(db, settings)
+    report = deliver_due(db, settings, at=AT)
+    assert (report.attempted, report.retrying, report.failed) == (1, 1, 0)
+    (delivery,) = webhooks.list_deliveries(db)["deliveries"]
+    assert delivery["status"] == "pending"
+    assert delivery["last_error"] == ("refused for now: webhook host 127.0.0.1 is a loopback address "
+                                      "(set OBSCTL_WEBHOOK_ALLOW_PRIVATE=1 to allow)")
     assert receiver.requests == []
+    assert deliver_due(db, private_ok, at=AT + timedelta(seconds=1)).delivered == 1
+    assert len(receiver.accepted) == 1
 
 
 # --- payloads and signatures --------------------------------------------------------------
@@ -202,7 +227,7 @@ def test_slack_payload(db, private_ok, receiver):
     fire_one(db, private_ok, agent_filter="alpha")
     deliver_due(db, private_ok, at=AT)
     payload = json.loads(receiver.accepted[0]["body"])
-    assert payload["text"] == ("[obsctl] errors: error_rate = 100 > 10 over the last 60 min "
+    assert payload["text"] == ("[obsctl] errors: error_rate = 100 &gt; 10 over the last 60 min "
                                "for agent alpha")
     assert [b["type"] for b in payload["blocks"]] == ["header", "section", "section", "context"]
     assert {"type": "mrkdwn", "text": "*Agent*\nalpha"} in payload["blocks"][2]["fields"]
@@ -343,5 +368,118 @@ def test_cli_enable_and_disable_together_is_a_usage_error(cli, client, receiver)
 def test_cli_add_refuses_private_without_the_setting(cli):
     result = cli("webhooks", "add", "http://127.0.0.1:9/x")
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: webhook host '127.0.0.1' resolves to 127.0.0.1, a loopback")
+    assert result.stderr == ("Error: webhook host 127.0.0.1 is a loopback address "
+                             "(set OBSCTL_WEBHOOK_ALLOW_PRIVATE=1 to allow)\n")
 
+
+# --- secrets in URLs are masked outside the call that set them -----------------------------
+
+@pytest.mark.parametrize("url, masked", [
+    ("https://hooks.slack.com/services/T0123ABCD/B0123ABCD/abcdEFGHijklMNOPqrstUVWX",
+     "https://hooks.slack.com/services/***"),
+    ("https://discord.com/api/webhooks/1234/tok-en", "https://discord.com/api/***"),
+    ("https://example.com/hook", "https://example.com/hook"),
+    ("https://example.com/", "https://example.com/"),
+    ("https://example.com", "https://example.com"),
+    ("https://example.com:8443/hook?token=s3cret&x=1", "https://example.com:8443/hook?token=***&x=***"),
+    ("https://example.com/a3f9c2d8e7b6a5f4c3d2e1f0?bare", "https://example.com/***?***"),
+    ("https://user:pass@example.com/hook", "https://***@example.com/hook"),  # stored by old versions
+])
+def test_mask_url(url, masked):
+    assert webhooks.mask_url(url) == masked
+
+
+def test_listings_mask_url_secrets_and_a_masked_url_sent_back_changes_nothing(make_app):
+    client = make_app({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}).test_client()
+    url = "http://127.0.0.1:9/services/T0123ABCD/B0123ABCD/abcdEFGHijklMNOPqrstUVWX?token=s3cret"
+    created = client.post("/webhooks", json={"url": url, "format": "slack"}).get_json()
+    assert created["url"] == url  # the call that set it shows it whole
+    hook_id = created["webhook_id"]
+    masked = "http://127.0.0.1:9/services/***?token=***"
+    listed = client.get("/webhooks").get_json()["webhooks"][0]
+    assert listed["url"] == masked and client.get(f"/webhooks/{hook_id}").get_json()["url"] == masked
+    assert "s3cret" not in client.get("/webhooks").get_data(as_text=True)
+
+    # A client that reads a webhook and writes it back does not overwrite the real URL.
+    sent_back = {k: listed[k] for k in ("url", "format", "rule_ids", "enabled")}
+    updated = client.put(f"/webhooks/{hook_id}", json=sent_back)
+    assert updated.status_code == 200 and updated.get_json()["url"] == masked
+    with write_transaction_for(client) as db:
+        assert webhook_store.get_webhook(db, hook_id)["url"] == url
+
+    new_url = "http://127.0.0.1:9/services/T1/B1/another-secret-token-1234"
+    assert client.put(f"/webhooks/{hook_id}", json={"url": new_url}).get_json()["url"] == new_url
+    assert client.get(f"/webhooks/{hook_id}").get_json()["url"] == "http://127.0.0.1:9/services/***"
+
+
+class write_transaction_for:
+    """The app's database, for checking what is stored."""
+
+    def __init__(self, client):
+        self.app = client.application
+
+    def __enter__(self):
+        from obsctl.store.db import open_db
+
+        self.db = open_db(self.app.extensions["obsctl"].settings.db_path)
+        return self.db
+
+    def __exit__(self, *exc):
+        self.db.close()
+
+
+def test_cli_list_masks_url_secrets(cli):
+    env = {"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}
+    url = "http://127.0.0.1:9/services/T0/B0/abcdEFGHijklMNOP1234"
+    added = cli("webhooks", "add", url, "--format", "slack", env=env)
+    assert url in added.stdout
+    listed = cli("webhooks", "list")
+    assert "abcdEFGH" not in listed.stdout and "http://127.0.0.1:9/services/***" in listed.stdout
+
+
+# --- Slack: untrusted text is escaped and kept within Slack's limits -----------------------
+
+def slack_texts(payload: dict) -> list[tuple[str, str]]:
+    """(where, text) of every text in a Slack payload."""
+    texts = [("text", payload["text"])]
+    for block in payload["blocks"]:
+        if "text" in block:
+            texts.append((block["type"], block["text"]["text"]))
+        texts += [("field", f["text"]) for f in block.get("fields", [])]
+        texts += [("context", e["text"]) for e in block.get("elements", [])]
+    return texts
+
+
+def fire_for_agent(db, settings, rule_name: str, agent: str) -> None:
+    """One alert whose rule name and agent are chosen by the caller (anyone sending events)."""
+    ingest_events(db, [event("s", "error", agent_name=agent, timestamp="2026-01-01T11:59:00Z")])
+    alert_rules.create_rule(db, {"name": rule_name, "metric": "error_rate", "operator": ">",
+                                 "threshold": 10, "agent_filter": agent})
+    assert alerts.evaluate_alerts(db, settings, at=AT)["fired"] == 1
+
+
+def test_slack_text_from_rules_and_agents_is_escaped(db, private_ok, receiver):
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": "slack"})
+    fire_for_agent(db, private_ok, "<!channel> & <https://evil.example|click>", "> 5000 <@U123>")
+    deliver_due(db, private_ok, at=AT)
+    payload = json.loads(receiver.accepted[0]["body"])
+    for where, text in slack_texts(payload):
+        assert "<" not in text and ">" not in text, where
+        assert "&" not in text.replace("&amp;", "").replace("&lt;", "").replace("&gt;", ""), where
+    assert payload["blocks"][0]["text"]["text"] == (
+        "Alert: &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;")
+    assert {"type": "mrkdwn", "text": "*Agent*\n&gt; 5000 &lt;@U123&gt;"} in payload["blocks"][2]["fields"]
+    assert {"type": "mrkdwn", "text": "*Condition*\n&gt; 10"} in payload["blocks"][2]["fields"]
+
+
+def test_slack_texts_stay_within_slack_limits(db, private_ok, receiver):
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": "slack"})
+    fire_for_agent(db, private_ok, "<" * 256, "&" * 256)
+    deliver_due(db, private_ok, at=AT)
+    payload = json.loads(receiver.accepted[0]["body"])
+    limits = {"text": 3000, "header": 150, "section": 3000, "field": 2000, "context": 3000}
+    for where, text in slack_texts(payload):
+        assert 0 < len(text) <= limits[where], where
+        assert re.fullmatch(r"([^&]|&amp;|&lt;|&gt;)*…?", text), where  # no escape cut in half
+    header = payload["blocks"][0]["text"]["text"]
+    assert len(header) <= 150 and header.endswith("…") and header.startswith("Alert: &lt;&lt;")

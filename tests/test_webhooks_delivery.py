@@ -3,6 +3,7 @@ recovers: every alert is delivered exactly once in the end, and nothing ever han
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -58,8 +59,6 @@ def deliveries(db) -> list[dict]:
 
 
 def delivered_alert_ids(receiver: Receiver) -> list[str]:
-    import json
-
     return sorted(json.loads(r["body"])["alert"]["alert_id"] for r in receiver.accepted)
 
 
@@ -123,7 +122,7 @@ def test_slow_receiver_times_out_without_holding_up_the_pass(db, settings, recei
     report = deliver_due(db, settings, at=AT, timeout=0.3)
     assert time.monotonic() - started < 1.5
     assert report.retrying == 1
-    assert deliveries(db)[0]["last_error"] == "timed out after 0.3 s"
+    assert deliveries(db)[0]["last_error"].startswith("timed out after 0.3 s")
     slow.mode = "ok"
     assert deliver_due(db, settings, at=AT + timedelta(seconds=1), timeout=0.3).delivered == 1
     # The receiver may have seen the timed-out try too; both carry the same webhook-id.
@@ -260,3 +259,178 @@ def test_served_evaluate_delivers_through_the_background_sender(live_server, rec
     ids = [r["headers"]["webhook-id"] for r in receiver.accepted]
     assert len(ids) == len(set(ids)) == 2
     assert server.stop() == 0
+
+
+# --- one deadline per attempt, a claim that outlasts it ------------------------------------
+
+def test_a_dripping_receiver_cannot_stretch_an_attempt_past_its_deadline(db, settings, receivers):
+    # One byte of the answer every 0.3 s: each read is quick, the whole answer takes ~18 s.
+    drip = receivers(mode="drip", delay=0.3)
+    webhooks.create_webhook(db, settings, {"url": drip.url})
+    fire(db, settings)
+    started = time.monotonic()
+    report = deliver_due(db, settings, at=AT, timeout=1.0)
+    elapsed = time.monotonic() - started
+    assert elapsed < 4, elapsed  # the whole answer would take about 18 s
+    assert (report.attempted, report.retrying) == (1, 1)
+    (d,) = deliveries(db)
+    assert (d["status"], d["attempts"]) == ("pending", 1)
+    assert d["last_error"].startswith("timed out after 1 s")
+    assert d["next_attempt_at"] == format_ts(AT + timedelta(seconds=1))
+
+
+def test_the_claim_outlasts_any_attempt(db, settings, receivers):
+    from obsctl.services.webhook_delivery import ATTEMPT_TIMEOUT_S, lease_for
+
+    assert ATTEMPT_TIMEOUT_S == 10.0
+    assert lease_for(ATTEMPT_TIMEOUT_S) == timedelta(minutes=2)
+    for timeout in (0.5, 10, 60):
+        assert lease_for(timeout).total_seconds() > timeout + 60
+
+
+def test_two_senders_and_a_slow_receiver_deliver_once(db_path, settings, receivers):
+    from obsctl.store.db import open_db
+
+    drip = receivers(mode="drip", delay=0.25)
+    db = open_db(db_path)
+    webhooks.create_webhook(db, settings, {"url": drip.url})
+    fire(db, settings, at=datetime.now(UTC))
+    results = {}
+
+    def sender(name: str, at_offset: timedelta) -> None:
+        own = open_db(db_path)
+        try:
+            results[name] = deliver_due(own, settings, at=datetime.now(UTC) + at_offset, timeout=3)
+        finally:
+            own.close()
+
+    first = threading.Thread(target=sender, args=("first", timedelta(0)))
+    first.start()
+    deadline = time.monotonic() + 10
+    while not drip.requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    # The first attempt is in flight. The second sender's clock runs ahead by more than the
+    # attempt deadline: a claim only as long as the deadline would look abandoned to it.
+    second = threading.Thread(target=sender, args=("second", timedelta(seconds=5)))
+    second.start()
+    second.join(30)
+    first.join(30)
+    assert results["first"].attempted == 1 and results["second"].attempted == 0
+    time.sleep(0.5)
+    assert len(drip.requests) == 1
+    (d,) = deliveries(db)
+    assert d["attempts"] == 1 and d["last_error"].startswith("timed out after 3 s")
+    db.close()
+
+
+def test_410_gone_ends_the_delivery_and_disables_the_webhook(db, settings, receivers):
+    gone = receivers(mode="gone")
+    hook = webhooks.create_webhook(db, settings, {"url": gone.url})
+    fire(db, settings, count=2)
+    report = deliver_due(db, settings, at=AT)
+    # The first answer 410 stops everything for this webhook: the other delivery waits.
+    assert (report.attempted, report.failed, report.retrying) == (1, 1, 0)
+    failed = [d for d in deliveries(db) if d["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["last_status_code"] == 410
+    assert failed[0]["last_error"] == ("HTTP 410 Gone: receiver broken: the receiver wants no more "
+                                       "deliveries; the webhook was disabled")
+    assert webhooks.get_webhook(db, hook["webhook_id"])["enabled"] is False
+    assert deliver_due(db, settings, at=AT + timedelta(hours=1)).attempted == 0
+    assert len(gone.requests) == 1
+
+
+# --- cancelling: removed rules and webhooks ------------------------------------------------
+
+def test_removing_a_rule_cancels_its_pending_deliveries(db, settings, receivers):
+    port = free_port()
+    webhooks.create_webhook(db, settings, {"url": f"http://127.0.0.1:{port}/hook"})
+    fire(db, settings, count=2)
+    deliver_due(db, settings, at=AT)  # the receiver is down: both pending
+    rule_id = alert_rules.list_rules(db)["rules"][0]["rule_id"]
+    alert_rules.delete_rule(db, rule_id)
+    by_status = {d["status"]: d for d in deliveries(db)}
+    assert set(by_status) == {"pending", "failed"}
+    assert by_status["failed"]["last_error"] == f"cancelled: alert rule {rule_id} was removed"
+    receiver = receivers(port=port)
+    report = deliver_due(db, settings, at=AT + timedelta(minutes=1))
+    assert (report.attempted, report.delivered) == (1, 1)
+    assert len(receiver.requests) == 1
+
+
+def test_removing_a_rule_or_webhook_during_an_attempt_is_not_undone(db_path, settings, receivers):
+    from obsctl.store.db import open_db
+
+    drip = receivers(mode="drip", delay=0.05)
+    db = open_db(db_path)
+    hook = webhooks.create_webhook(db, settings, {"url": drip.url})
+    fire(db, settings, count=2)
+    reports = []
+
+    def run_pass(at: datetime) -> None:
+        own = open_db(db_path)
+        try:
+            reports.append(deliver_due(own, settings, at=at, timeout=10))
+        finally:
+            own.close()
+
+    def start_pass_and_wait_for_its_request(at: datetime) -> threading.Thread:
+        drip.requests.clear()
+        thread = threading.Thread(target=run_pass, args=(at,))
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not drip.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert drip.requests
+        return thread
+
+    thread = start_pass_and_wait_for_its_request(AT)
+    in_flight = json.loads(drip.requests[0]["body"])["rule"]["rule_id"]
+    alert_rules.delete_rule(db, in_flight)  # while its delivery is being attempted
+    thread.join(30)
+    statuses = sorted(d["status"] for d in deliveries(db))
+    assert statuses == ["delivered", "failed"]
+    assert reports[0].attempted == 2 and reports[0].delivered == 1  # the cancelled one not counted
+
+    later = AT + timedelta(hours=1)
+    fire(db, settings, at=later)
+    thread = start_pass_and_wait_for_its_request(later)
+    webhooks.delete_webhook(db, hook["webhook_id"])
+    thread.join(30)
+    assert deliveries(db) == [] and reports[1].attempted == 1 and reports[1].delivered == 0
+    db.close()
+
+
+# --- `alerts evaluate` for cron: quiet unless something fired or failed for good ----------
+
+def test_evaluate_is_quiet_about_retries_unless_verbose(cli, db, settings, receivers):
+    env = {"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}
+    port = free_port()
+    webhooks.create_webhook(db, settings, {"url": f"http://127.0.0.1:{port}/hook"})
+    alert_rules.create_rule(db, {"name": "errors", "metric": "error_rate", "operator": ">",
+                                 "threshold": 1, "cooldown_minutes": 0})
+    ingest_events(db, [event("s", "error", timestamp=format_ts(datetime.now(UTC) - timedelta(minutes=1)))])
+
+    fired = cli("alerts", "evaluate", "--exit-code", env=env)
+    assert fired.exit_code == 3 and fired.stdout.startswith("FIRED alert_")
+    assert fired.stderr == ""  # the receiver is down: retried later, nothing to mail
+    time.sleep(1.1)  # the retries are due (backoff 1 s)
+    verbose = cli("alerts", "evaluate", "--verbose", env=env)
+    assert "will be retried" in verbose.stderr and "Connection refused" in verbose.stderr
+
+    receivers(port=port, mode="gone")
+    time.sleep(2.1)
+    final = cli("alerts", "evaluate", env=env)
+    assert "failed for good" in final.stderr and "HTTP 410 Gone" in final.stderr
+
+
+def test_cron_evaluate_without_the_setting_delivers_to_a_webhook_saved_with_it(cli, db, receivers):
+    receiver = receivers()
+    added = cli("webhooks", "add", receiver.url, "--json", env={"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"})
+    assert json.loads(added.stdout)["allow_private"] is True
+    alert_rules.create_rule(db, {"name": "errors", "metric": "error_rate", "operator": ">",
+                                 "threshold": 1, "cooldown_minutes": 0})
+    ingest_events(db, [event("s", "error", timestamp=format_ts(datetime.now(UTC) - timedelta(minutes=1)))])
+    result = cli("alerts", "evaluate")  # no OBSCTL_WEBHOOK_ALLOW_PRIVATE here
+    assert result.exit_code == 0 and result.stdout.startswith("FIRED") and result.stderr == ""
+    assert receiver.wait_for(1)
+    assert [d["status"] for d in deliveries(db)] == ["delivered"]

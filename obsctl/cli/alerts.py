@@ -138,7 +138,7 @@ def update_rule(
 @rules_app.command("remove")
 def remove_rule(ctx: typer.Context, rule_id: str = typer.Argument(..., help="Rule id."),
                 json_: bool = _JSON) -> None:
-    """Delete a rule and all of its alert events.
+    """Delete a rule and all of its alert events; their pending webhook deliveries are cancelled.
 
     Example: obsctl alerts rules remove rule_0123456789abcdef
     """
@@ -146,7 +146,7 @@ def remove_rule(ctx: typer.Context, rule_id: str = typer.Argument(..., help="Rul
     if json_:
         emit_json(data)
     else:
-        notice(f"deleted rule {rule_id} and its alert events")
+        notice(f"deleted rule {rule_id} and its alert events (pending webhook deliveries cancelled)")
 
 
 @app.command("metrics")
@@ -168,11 +168,14 @@ def evaluate(
     ctx: typer.Context,
     json_: bool = _JSON,
     exit_code: bool = typer.Option(False, "--exit-code", help="Exit 3 when any rule fired."),
+    verbose: bool = typer.Option(False, "--verbose",
+                                 help="Also report webhook deliveries made and retries queued."),
 ) -> None:
     """Evaluate every enabled rule now and send webhooks for those that fire.
 
-    Made for cron: prints nothing when nothing fires, one line per fired alert otherwise.
-    Webhook deliveries that fail stay queued and are retried by the next run.
+    Made for cron: prints nothing unless a rule fired (one line per alert) or a webhook
+    delivery failed for good (on stderr). Deliveries that fail stay queued and are retried
+    quietly by the next runs for up to 24 hours; --verbose reports them every run.
 
     Example: * * * * * obsctl alerts evaluate --exit-code || notify-admins
     """
@@ -189,10 +192,14 @@ def evaluate(
                 typer.echo(f"FIRED {result['alert_id']} {result['name']}: {result['metric']} = "
                            f"{_num(result['value'])} {result['operator']} {_num(result['threshold'])}")
     report = deliver_due(db, settings)
-    if report.retrying or report.failed:
+    failed = report.failed + report.expired
+    if failed:
+        notice(f"webhooks: {failed} deliver{'y' if failed == 1 else 'ies'} failed for good; "
+               f"last error: {report.last_failure} (see: obsctl webhooks deliveries --status failed)")
+    if verbose and (report.attempted or report.expired):
         notice(f"webhooks: {report.delivered} delivered, {report.retrying} will be retried, "
-               f"{report.failed} failed; last error: {report.last_error} "
-               f"(see: obsctl webhooks deliveries)")
+               f"{failed} failed" + (f"; last error: {report.last_error}" if report.last_error else "")
+               + " (see: obsctl webhooks deliveries)")
     if exit_code and body["fired"]:
         raise typer.Exit(EXIT_FIRED)
 

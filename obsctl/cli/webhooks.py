@@ -74,7 +74,7 @@ def add(
 
 @app.command("list")
 def list_(ctx: typer.Context, json_: bool = _JSON) -> None:
-    """List webhooks (secrets are never listed).
+    """List webhooks (secrets are never listed; credentials in URLs are masked with ***).
 
     Example: obsctl webhooks list
     """
@@ -126,7 +126,7 @@ def update(
 @app.command("remove")
 def remove(ctx: typer.Context, webhook_id: str = typer.Argument(..., help="Webhook id."),
            json_: bool = _JSON) -> None:
-    """Delete a webhook and its delivery log.
+    """Delete a webhook and its delivery log (pending deliveries are not sent).
 
     Example: obsctl webhooks remove wh_0123456789abcdef
     """

@@ -21,6 +21,7 @@ from obsctl.params import IntParam
 from obsctl.services.metrics import METRICS, check_metric
 from obsctl.services.operators import SYMBOLS, normalise_operator
 from obsctl.store import alerts as store
+from obsctl.store import webhooks as webhook_store
 from obsctl.store.db import write_transaction
 from obsctl.timeutil import now_iso
 
@@ -151,8 +152,10 @@ def update_rule(db: sqlite_utils.Database, rule_id: str, body: Any) -> dict:
 
 
 def delete_rule(db: sqlite_utils.Database, rule_id: str) -> dict:
-    """Delete a rule and all of its alert events."""
+    """Delete a rule and all of its alert events; their pending webhook deliveries are
+    cancelled (marked failed, saying so) instead of being retried for a day."""
     with write_transaction(db):
+        webhook_store.cancel_pending_for_rule(db, rule_id, f"cancelled: alert rule {rule_id} was removed")
         if not store.delete_rule(db, rule_id):
             raise NotFound(f"alert rule {rule_id!r} not found")
     return {"deleted": True, "rule_id": rule_id}

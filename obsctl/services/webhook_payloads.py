@@ -1,9 +1,43 @@
-"""Webhook bodies: generic JSON, Slack (text + blocks), PagerDuty Events API v2."""
+"""Webhook bodies: generic JSON, Slack (text + blocks), PagerDuty Events API v2.
+
+Slack reads `&`, `<` and `>` as control characters in every text object (`<!channel>` pings
+a channel, `<url|label>` makes a link, a line starting with `>` is a quote), and rule names,
+agent names and metric values are not ours to trust: every value placed in Slack text is
+escaped (&amp; &lt; &gt;) and every text is kept within Slack's documented limits, cut on a
+character boundary that never splits an escape.
+"""
 
 from __future__ import annotations
 
 FORMATS = ("generic", "slack", "pagerduty")
 PAGERDUTY_SEVERITY = "warning"
+PAGERDUTY_SUMMARY_MAX = 1024  # Events API v2: payload.summary
+# Slack Block Kit limits (characters): header text, section text, each section field,
+# a text object in a context block; the top-level text is kept to the section's length.
+SLACK_HEADER_MAX = 150
+SLACK_SECTION_MAX = 3000
+SLACK_FIELD_MAX = 2000
+SLACK_CONTEXT_MAX = 3000
+SLACK_TEXT_MAX = 3000
+_ELLIPSIS = "…"
+_SLACK_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def slack_escape(value) -> str:
+    """A value as literal Slack text: & < > become &amp; &lt; &gt;."""
+    return str(value).translate(_SLACK_ESCAPES)
+
+
+def fit(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters (ending with an ellipsis when cut), never in
+    the middle of an &...; escape."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    amp = cut.rfind("&")
+    if amp != -1 and ";" not in cut[amp:]:
+        cut = cut[:amp]
+    return cut + _ELLIPSIS
 
 
 def summary(alert: dict) -> str:
@@ -31,26 +65,33 @@ def build_payload(webhook: dict, event_type: str, alert: dict, rule: dict) -> di
 
 
 def _slack(event_type: str, alert: dict) -> dict:
-    text = summary(alert)
+    text = slack_escape(summary(alert))
     if event_type != "alert.fired":
         text = f"[obsctl test] {text}"
-    fields = [
-        {"type": "mrkdwn", "text": f"*Metric*\n{alert['metric']}"},
-        {"type": "mrkdwn", "text": f"*Value*\n{_num(alert['value'])}"},
-        {"type": "mrkdwn", "text": f"*Condition*\n{alert['operator']} {_num(alert['threshold'])}"},
-        {"type": "mrkdwn", "text": f"*Window*\n{alert['window_minutes']} min"},
-        {"type": "mrkdwn", "text": f"*Agent*\n{alert.get('agent_filter') or 'all agents'}"},
-        {"type": "mrkdwn", "text": f"*Fired at*\n{alert['fired_at']}"},
-    ]
+
+    def field(label: str, value) -> dict:
+        return {"type": "mrkdwn", "text": fit(f"*{label}*\n{slack_escape(value)}", SLACK_FIELD_MAX)}
+
+    alert_id, rule_id = slack_escape(alert["alert_id"]), slack_escape(alert["rule_id"])
+    context = (f"alert `{alert_id}` · rule `{rule_id}` · "
+               f"acknowledge with `obsctl alerts ack {alert_id}`")
     return {
-        "text": text,
+        "text": fit(text, SLACK_TEXT_MAX),
         "blocks": [
-            {"type": "header", "text": {"type": "plain_text", "text": f"Alert: {alert['rule_name']}"[:150]}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": text}},
-            {"type": "section", "fields": fields},
+            {"type": "header", "text": {"type": "plain_text",
+                                        "text": fit(f"Alert: {slack_escape(alert['rule_name'])}",
+                                                    SLACK_HEADER_MAX)}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": fit(text, SLACK_SECTION_MAX)}},
+            {"type": "section", "fields": [
+                field("Metric", alert["metric"]),
+                field("Value", _num(alert["value"])),
+                field("Condition", f"{alert['operator']} {_num(alert['threshold'])}"),
+                field("Window", f"{alert['window_minutes']} min"),
+                field("Agent", alert.get("agent_filter") or "all agents"),
+                field("Fired at", alert["fired_at"]),
+            ]},
             {"type": "context", "elements": [
-                {"type": "mrkdwn", "text": f"alert `{alert['alert_id']}` · rule `{alert['rule_id']}` · "
-                                           f"acknowledge with `obsctl alerts ack {alert['alert_id']}`"}]},
+                {"type": "mrkdwn", "text": fit(context, SLACK_CONTEXT_MAX)}]},
         ],
     }
 
@@ -65,7 +106,7 @@ def _pagerduty(webhook: dict, event_type: str, alert: dict) -> dict:
         "dedup_key": dedup,
         "client": "obsctl",
         "payload": {
-            "summary": summary(alert)[:1024],
+            "summary": fit(summary(alert), PAGERDUTY_SUMMARY_MAX),
             "source": f"obsctl/{alert.get('agent_filter') or 'all-agents'}",
             "severity": "info" if event_type != "alert.fired" else PAGERDUTY_SEVERITY,
             "timestamp": alert["fired_at"],

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from obsctl.services.webhook_delivery import deliver_due
+from obsctl.services.webhook_delivery import ATTEMPT_TIMEOUT_S, deliver_due
 from obsctl.store.db import connect
 from obsctl.store.webhooks import next_due_at
 from obsctl.timeutil import now, parse_ts
@@ -45,12 +45,14 @@ class WebhookSender:
         """Run a delivery pass now (e.g. right after alerts fired)."""
         self._wake.set()
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop after the current attempt; waits up to `timeout` seconds for the thread."""
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop after the current attempt; waits up to `timeout` seconds for the thread
+        (default: the attempt deadline and a little more, so an attempt can finish)."""
         self._stopping.set()
         self._wake.set()
         if self._thread is not None:
-            self._thread.join(timeout)
+            self._thread.join(timeout if timeout is not None
+                              else (self.timeout or ATTEMPT_TIMEOUT_S) + 2.0)
             self._thread = None
 
     def _run(self) -> None:

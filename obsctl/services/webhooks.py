@@ -4,7 +4,13 @@ A webhook is `webhook_id`, `url`, `format` (generic, slack, pagerduty), `rule_id
 every rule), `enabled`, an optional Standard Webhooks `secret` (`whsec_<base64>`; send the word
 `generate` to have one made) and, for PagerDuty, a `routing_key`. Secrets and routing keys are
 credentials: only the call that set them returns them; listings say `has_secret` and
-`has_routing_key`.
+`has_routing_key`. URLs often carry credentials too (a Slack hook path, a token in the query):
+only the call that set a URL returns it whole; everywhere else it is masked (`mask_url`).
+
+`allow_private` records whether private and loopback destinations were allowed
+(OBSCTL_WEBHOOK_ALLOW_PRIVATE) in the process that set the URL; senders honour it, so a cron
+job started without the setting still delivers to a receiver registered through a server
+that had it. Link-local and metadata addresses are refused whatever it says.
 """
 
 from __future__ import annotations
@@ -12,8 +18,10 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import re
 import uuid
 from typing import Any
+from urllib.parse import urlsplit
 
 import sqlite_utils
 
@@ -33,18 +41,47 @@ MAX_KEY_LEN = 256
 DELIVERY_STATUSES = ("pending", "delivered", "failed")
 DELIVERIES_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
 WRITABLE = ("url", "format", "secret", "routing_key", "rule_ids", "enabled")
+MASK = "***"
+# A path segment that looks like a token (long, letters and digits): masked even when first.
+_TOKEN_LIKE = re.compile(r"(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9_-]{16,}")
+
+
+def mask_url(url: str) -> str:
+    """A webhook URL with what may be a credential replaced by ***: user info, every path
+    segment after the first (Slack, Discord, Mattermost and Teams hooks keep their token
+    there), a first segment that looks like a token, and every query value.
+
+    https://hooks.slack.com/services/T0/B0/XXXX -> https://hooks.slack.com/services/***
+    """
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+    except ValueError:
+        return MASK
+    if "@" in netloc:
+        netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
+    segments = parts.path.split("/")[1:]  # the path starts with "/" (or is empty)
+    path = ""
+    if segments:
+        first = MASK if _TOKEN_LIKE.fullmatch(segments[0]) else segments[0]
+        path = "/" + first + (f"/{MASK}" if len(segments) > 1 else "")
+    query = "&".join(f"{p.partition('=')[0]}={MASK}" if "=" in p else MASK
+                     for p in parts.query.split("&")) if parts.query else ""
+    return f"{parts.scheme}://{netloc}{path}" + (f"?{query}" if query else "")
 
 
 def webhook_view(row: dict, *, reveal: bool = False) -> dict:
-    """The public form of a webhook; `reveal` adds the secret and routing key (create only)."""
+    """The public form of a webhook (URL masked); `reveal` shows the whole URL and adds the
+    secret and routing key (create only)."""
     view = {
         "webhook_id": row["webhook_id"],
-        "url": row["url"],
+        "url": row["url"] if reveal else mask_url(row["url"]),
         "format": row["format"],
         "rule_ids": loads_column(row["rule_ids"]) or [],
         "enabled": bool(row["enabled"]),
         "has_secret": row["secret"] is not None,
         "has_routing_key": row["routing_key"] is not None,
+        "allow_private": bool(row["allow_private"]),
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
     }
@@ -108,12 +145,16 @@ def _check_fields(db, settings, body: Any, current: dict | None) -> dict:
     if unknown:
         raise InvalidInput(f"unknown webhook field {unknown[0]!r}; fields are {', '.join(WRITABLE)}")
     fields: dict = {}
+    if (current is not None and "url" in body and body["url"] != current["url"]
+            and body["url"] == mask_url(current["url"])):
+        body = {k: v for k, v in body.items() if k != "url"}  # sent back as listed: unchanged
     if "url" in body or current is None:
         if "url" not in body:
             raise InvalidInput("missing required webhook field: url")
         check_destination(body["url"], allow_private=settings.webhook_allow_private,
                           require_resolution=False)
         fields["url"] = body["url"]
+        fields["allow_private"] = 1 if settings.webhook_allow_private else 0
     if "format" in body:
         fields["format"] = check_format(body["format"])
     if "secret" in body:
@@ -162,7 +203,7 @@ def create_webhook(db: sqlite_utils.Database, settings, body: Any) -> dict:
     fields = _check_fields(db, settings, body, None)
     now = now_iso()
     row = {"format": "generic", "secret": None, "routing_key": None, "rule_ids": "[]",
-           "enabled": 1, **fields, "webhook_id": f"wh_{uuid.uuid4().hex[:16]}",
+           "enabled": 1, "allow_private": 0, **fields, "webhook_id": f"wh_{uuid.uuid4().hex[:16]}",
            "created_at": now, "updated_at": now}
     with write_transaction(db):
         store.insert_webhook(db, row)
@@ -179,7 +220,7 @@ def get_webhook(db: sqlite_utils.Database, webhook_id: str) -> dict:
 
 
 def update_webhook(db: sqlite_utils.Database, settings, webhook_id: str, body: Any) -> dict:
-    """Partial update; a secret or routing key set by this call is shown in its response."""
+    """Partial update; a URL, secret or routing key set by this call is shown in its response."""
     with write_transaction(db):
         current = require_webhook(db, webhook_id)
         fields = _check_fields(db, settings, body, current)
@@ -187,7 +228,7 @@ def update_webhook(db: sqlite_utils.Database, settings, webhook_id: str, body: A
             fields["updated_at"] = now_iso()
             store.update_webhook(db, webhook_id, fields)
         view = webhook_view(require_webhook(db, webhook_id))
-    for name in ("secret", "routing_key"):
+    for name in ("url", "secret", "routing_key"):
         if fields.get(name) is not None:
             view[name] = fields[name]
     return view

@@ -236,3 +236,11 @@ def m007_session_body_event_counts(db):
                 AND e.event_type IN ('session_start', 'session_end') AND e.is_error = 1)
         """
     )
+
+
+@migrations()
+def m008_webhook_allow_private(db):
+    # Whether private and loopback destinations were allowed when the webhook's URL was set,
+    # so that a sender started without OBSCTL_WEBHOOK_ALLOW_PRIVATE (a cron job) honours the
+    # decision instead of failing the delivery. Existing webhooks keep the sender's setting.
+    db.execute("ALTER TABLE webhooks ADD COLUMN allow_private INTEGER NOT NULL DEFAULT 0")

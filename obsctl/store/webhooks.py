@@ -9,9 +9,9 @@ import sqlite_utils
 from obsctl.store.records import RecordTable
 
 WEBHOOK_COLUMNS = ("webhook_id", "url", "format", "secret", "routing_key", "rule_ids", "enabled",
-                   "created_at", "updated_at")
+                   "allow_private", "created_at", "updated_at")
 UPDATABLE_WEBHOOK_COLUMNS = frozenset({"url", "format", "secret", "routing_key", "rule_ids",
-                                       "enabled", "updated_at"})
+                                       "enabled", "allow_private", "updated_at"})
 DELIVERY_COLUMNS = ("delivery_id", "webhook_id", "alert_id", "event_type", "payload", "status",
                     "attempts", "last_error", "last_status_code", "next_attempt_at", "created_at",
                     "delivered_at")
@@ -40,6 +40,11 @@ def delete_webhook(db: sqlite_utils.Database, webhook_id: str) -> bool:
     return _WEBHOOKS.delete(db, webhook_id)
 
 
+def disable_webhook(db: sqlite_utils.Database, webhook_id: str, updated_at: str) -> None:
+    _WEBHOOKS.update(db, [webhook_id], {"enabled": 0, "updated_at": updated_at},
+                     UPDATABLE_WEBHOOK_COLUMNS)
+
+
 def insert_deliveries(db: sqlite_utils.Database, deliveries: Iterable[dict]) -> None:
     db.conn.executemany(
         f"INSERT INTO webhook_deliveries ({', '.join(DELIVERY_COLUMNS)}) "
@@ -65,7 +70,8 @@ def claim_due(db: sqlite_utils.Database, now: str, lease_until: str) -> dict | N
     if this process dies mid-attempt, the lease runs out and the delivery is retried.
     """
     row = db.conn.execute(
-        "SELECT d.delivery_id, d.payload, d.attempts, d.created_at, w.webhook_id, w.url, w.secret "
+        "SELECT d.delivery_id, d.payload, d.attempts, d.created_at, w.webhook_id, w.url, w.secret, "
+        "w.allow_private "
         "FROM webhook_deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id "
         "WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.enabled = 1 "
         "ORDER BY d.next_attempt_at, d.created_at LIMIT 1",
@@ -75,17 +81,34 @@ def claim_due(db: sqlite_utils.Database, now: str, lease_until: str) -> dict | N
         return None
     db.conn.execute("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE delivery_id = ?",
                     [lease_until, row[0]])
-    keys = ("delivery_id", "payload", "attempts", "created_at", "webhook_id", "url", "secret")
+    keys = ("delivery_id", "payload", "attempts", "created_at", "webhook_id", "url", "secret",
+            "allow_private")
     return dict(zip(keys, row))
 
 
-def record_attempt(db: sqlite_utils.Database, delivery_id: str, *, status: str, error: str | None,
-                   status_code: int | None, next_attempt_at: str, delivered_at: str | None) -> None:
-    db.conn.execute(
+def record_attempt(db: sqlite_utils.Database, delivery_id: str, attempts_before: int, *, status: str,
+                   error: str | None, status_code: int | None, next_attempt_at: str,
+                   delivered_at: str | None) -> bool:
+    """Record the outcome of the attempt claimed with `attempts_before` attempts made.
+
+    False (nothing written) when the delivery is no longer that pending claim: it was
+    cancelled (rule or webhook removed) or deleted while the attempt was in progress."""
+    return db.conn.execute(
         "UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_error = ?, "
-        "last_status_code = ?, next_attempt_at = ?, delivered_at = ? WHERE delivery_id = ?",
-        [status, error, status_code, next_attempt_at, delivered_at, delivery_id],
-    )
+        "last_status_code = ?, next_attempt_at = ?, delivered_at = ? "
+        "WHERE delivery_id = ? AND status = 'pending' AND attempts = ?",
+        [status, error, status_code, next_attempt_at, delivered_at, delivery_id, attempts_before],
+    ).rowcount > 0
+
+
+def cancel_pending_for_rule(db: sqlite_utils.Database, rule_id: str, message: str) -> int:
+    """Mark failed, with `message`, the pending deliveries of a rule's alerts (inside the
+    transaction that deletes the rule, before its alert events go)."""
+    return db.conn.execute(
+        "UPDATE webhook_deliveries SET status = 'failed', last_error = ? WHERE status = 'pending' "
+        "AND alert_id IN (SELECT alert_id FROM alert_events WHERE rule_id = ?)",
+        [message, rule_id],
+    ).rowcount
 
 
 def next_due_at(db: sqlite_utils.Database) -> str | None:

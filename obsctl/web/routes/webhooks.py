@@ -80,8 +80,10 @@ def _ref(name: str) -> dict:
 HTTP_URL = "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"
 _WRITABLE = {
     "url": {"type": "string", "minLength": 1, "maxLength": 2048, "pattern": HTTP_URL,
-            "description": "Absolute http:// or https:// URL with a host; private and loopback hosts "
-                           "need OBSCTL_WEBHOOK_ALLOW_PRIVATE=1"},
+            "description": "http(s) URL in plain form: no user info, backslash, fragment, "
+                           "control or non-ASCII character, IPv6 zone id or non-dotted IPv4 host. "
+                           "Private and loopback hosts need OBSCTL_WEBHOOK_ALLOW_PRIVATE=1 in the "
+                           "process that sets it; link-local and metadata hosts are always refused"},
     "format": {"type": "string", "enum": list(FORMATS), "default": "generic"},
     "secret": {"type": ["string", "null"],
                "description": "Standard Webhooks secret whsec_<base64>, 'generate' to have one "
@@ -94,12 +96,19 @@ _WRITABLE = {
 }
 _WEBHOOK_PROPERTIES = {
     "webhook_id": {"type": "string"},
-    "url": {"type": "string"},
+    "url": {"type": "string",
+            "description": "Whole only in the response of the call that set it; elsewhere user "
+                           "info, path segments after the first, token-like segments and query "
+                           "values are masked as ***"},
     "format": {"type": "string", "enum": list(FORMATS)},
     "rule_ids": {"type": "array", "items": {"type": "string"}},
     "enabled": {"type": "boolean"},
     "has_secret": {"type": "boolean"},
     "has_routing_key": {"type": "boolean"},
+    "allow_private": {"type": "boolean",
+                      "description": "Whether private and loopback destinations were allowed "
+                                     "(OBSCTL_WEBHOOK_ALLOW_PRIVATE) when the URL was set; "
+                                     "senders honour it"},
     "created_at": _ref("Timestamp"),
     "updated_at": _ref("Timestamp"),
 }
@@ -146,7 +155,7 @@ OPENAPI_PATHS = {
             request={"content": {"application/json": {"schema": _ref("WebhookInput")}}},
             status=201, ok=json_content(_ref("Webhook"), "Created (the only response with the secret)"),
             errors=error_responses(400)),
-        "get": operation("webhooks", "All webhooks (secrets never listed)", ok=json_content({
+        "get": operation("webhooks", "All webhooks (secrets never listed, URLs masked)", ok=json_content({
             "type": "object", "required": ["webhooks", "total"], "properties": {
                 "webhooks": {"type": "array", "items": _ref("Webhook")},
                 "total": {"type": "integer", "minimum": 0}}})),
