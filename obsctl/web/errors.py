@@ -34,6 +34,10 @@ _HTTP_MESSAGES = {
 }
 
 
+def body_too_large_message(limit: int | None) -> str:
+    return f"request body too large; the limit is {limit} bytes"
+
+
 def error_body(message: str, details: list | None = None) -> dict:
     body = {"error": message}
     if details:
@@ -53,8 +57,7 @@ def register_error_handlers(app: Flask) -> None:
         status = exc.code or 500
         message = _HTTP_MESSAGES.get(status) or (exc.description or exc.name).strip()
         if status == 413:
-            limit = app.config.get("MAX_CONTENT_LENGTH")
-            message = f"request body too large; the limit is {limit} bytes"
+            message = body_too_large_message(app.config.get("MAX_CONTENT_LENGTH"))
         response = json_response(error_body(message), status)
         if status == 405 and getattr(exc, "valid_methods", None):
             response.headers["Allow"] = ", ".join(exc.valid_methods)

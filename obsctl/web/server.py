@@ -23,12 +23,20 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     from waitress import wasyncore
     from waitress.server import create_server
 
+    from obsctl.web import server_guard
+
+    settings = app.extensions["obsctl"].settings
     try:
-        server = create_server(app, host=host, port=port, threads=threads, ident="obsctl",
-                               clear_untrusted_proxy_headers=True, channel_timeout=60)
+        server = create_server(
+            app, host=host, port=port, threads=threads, ident="obsctl",
+            clear_untrusted_proxy_headers=True, channel_timeout=60,
+            # waitress refuses a body at >= max_request_body_size; the limit itself is allowed.
+            max_request_body_size=settings.max_body_bytes + 1,
+        )
     except OSError as exc:
         # Port in use, no permission, unknown host: a message, not a traceback.
         raise ServiceUnavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    server_guard.install(server, settings)
     stopping = threading.Event()
 
     def _stop(signum, frame):
