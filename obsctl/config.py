@@ -86,6 +86,10 @@ class Settings:
     max_body_bytes: int = 10 * 1024 * 1024
     webhook_allow_private: bool = False
     prices_path: Path | None = None
+    # `obsctl serve` connection handling (see obsctl/web/server.py).
+    connection_limit: int = 1000
+    idle_timeout: int = 30
+    header_timeout: int = 10
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
@@ -104,6 +108,9 @@ class Settings:
             webhook_allow_private=env.get("OBSCTL_WEBHOOK_ALLOW_PRIVATE", "0").strip().lower()
             in ("1", "true", "yes", "on"),
             prices_path=Path(env["OBSCTL_PRICES"]) if env.get("OBSCTL_PRICES") else None,
+            connection_limit=_int_env(env, "OBSCTL_CONNECTION_LIMIT", 1000, minimum=10),
+            idle_timeout=_int_env(env, "OBSCTL_IDLE_TIMEOUT", 30),
+            header_timeout=_int_env(env, "OBSCTL_HEADER_TIMEOUT", 10),
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:

@@ -92,3 +92,79 @@ def test_a_request_with_a_body_and_no_key_is_refused_before_its_body(live_server
                        headers={"X-API-Key": "secret"}, timeout=10)
     assert ok.status_code == 200 and ok.json()["processed"] == 1
     assert requests.get(f"{server.url}/health", timeout=10).status_code == 200
+
+
+def half_sent(server, count: int, data: bytes = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") -> list:
+    """`count` connections that sent part of a request head (or nothing) and then stall."""
+    socks = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        if data:
+            sock.sendall(data)
+        socks.append(sock)
+    return socks
+
+
+def closed_by_server(sock, within: float) -> bool:
+    sock.settimeout(within)
+    try:
+        return sock.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_200_idle_half_sent_connections_do_not_stop_health(live_server):
+    server = live_server({"OBSCTL_RATE_LIMITS": "off"})
+    socks = half_sent(server, 200)
+    try:
+        for path in ("/health", "/sessions"):
+            started = time.monotonic()
+            assert requests.get(f"{server.url}{path}", timeout=5).status_code == 200
+            assert time.monotonic() - started < 1.0
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def test_stalled_connections_are_closed_after_the_header_timeout(live_server):
+    server = live_server({"OBSCTL_CONNECTION_LIMIT": "20", "OBSCTL_HEADER_TIMEOUT": "1",
+                          "OBSCTL_RATE_LIMITS": "off"})
+    silent = half_sent(server, 10, b"")
+    partial = half_sent(server, 10)
+    try:
+        # The limit is taken by stalled clients; they are dropped after about a second, so
+        # a real client gets in (waiting in the listen backlog meanwhile), well before the
+        # 30 s idle timeout.
+        started = time.monotonic()
+        assert requests.get(f"{server.url}/health", timeout=10).status_code == 200
+        assert time.monotonic() - started < 5
+        for sock in silent + partial:
+            assert closed_by_server(sock, within=3)
+        # A client trickling a byte at a time is not idle, but its head is late all the same.
+        trickler = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        started = time.monotonic()
+        with trickler:
+            for byte in b"GET /health HTTP/1.1\r\nHost: x\r\n":
+                try:
+                    trickler.sendall(bytes([byte]))
+                except OSError:
+                    break
+                if closed_by_server(trickler, within=0.2):
+                    break
+            assert time.monotonic() - started < 4
+            assert closed_by_server(trickler, within=0.1)
+        # A keep-alive connection between requests is left alone (only the idle timeout applies).
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        try:
+            for pause in (0, 2.5):
+                time.sleep(pause)
+                conn.request("GET", "/health")
+                response = conn.getresponse()
+                assert response.status == 200 and response.read()
+        finally:
+            conn.close()
+    finally:
+        for sock in silent + partial:
+            sock.close()

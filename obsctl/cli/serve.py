@@ -16,10 +16,23 @@ def serve_command(
     threads: int = typer.Option(8, "--threads", min=1, max=256, help="Worker threads."),
     log_level: str = typer.Option("info", "--log-level",
                                   help="debug, info (one access line per request), warning, error."),
+    connection_limit: int | None = typer.Option(
+        None, "--connection-limit", min=10,
+        help="Open connections at most; more wait to be accepted [default: $OBSCTL_CONNECTION_LIMIT or 1000]."),
+    idle_timeout: int | None = typer.Option(
+        None, "--idle-timeout", min=1,
+        help="Seconds before an idle connection is closed [default: $OBSCTL_IDLE_TIMEOUT or 30]."),
+    header_timeout: int | None = typer.Option(
+        None, "--header-timeout", min=1,
+        help="Seconds a client has to send a request's headers [default: $OBSCTL_HEADER_TIMEOUT or 10]."),
 ) -> None:
     """Serve the HTTP API (waitress). SIGTERM/SIGINT stop it after in-flight requests finish.
 
-    Example: SERVICE_API_KEY=secret obsctl serve --port 3000
+    Bodies over OBSCTL_MAX_BODY_BYTES and requests without the API key are refused from their
+    headers; slow or idle connections are closed after the timeouts. For public exposure run
+    it behind a reverse proxy that terminates TLS.
+
+    Example: SERVICE_API_KEY=secret obsctl serve --port 3000 --connection-limit 500
     """
     from dataclasses import replace
 
@@ -34,5 +47,8 @@ def serve_command(
 
     settings = settings_of(ctx)
     settings = replace(settings, host=host or settings.host, port=settings.port if port is None else port)
+    overrides = {"connection_limit": connection_limit, "idle_timeout": idle_timeout,
+                 "header_timeout": header_timeout}
+    settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
     app = create_app(settings, serving=True)
     serve(app, host=settings.host, port=settings.port, threads=threads)

@@ -127,5 +127,31 @@ def guarded_channel_class(gate: RequestGate) -> type[HTTPChannel]:
 
 
 def install(server, settings: Settings) -> None:
-    """Put the gate on a waitress server made by `waitress.server.create_server`."""
+    """Put the gate and the header timeout on a server made by `waitress.server.create_server`."""
     server.channel_class = guarded_channel_class(RequestGate(settings))
+    server.maintenance = _with_header_timeout(server, server.maintenance, settings.header_timeout)
+
+
+def _with_header_timeout(server, idle_maintenance, header_timeout: float):
+    """waitress closes connections idle for longer than channel_timeout; a client that sends a
+    byte now and then (slowloris) never looks idle. This also closes connections whose request
+    headers are not complete `header_timeout` seconds after the request began (or, for a new
+    connection, after it was accepted)."""
+
+    def maintenance(now: float) -> None:
+        idle_maintenance(now)
+        cutoff = now - header_timeout
+        for channel in list(server.active_channels.values()):
+            if channel.requests:
+                continue  # a request is being handled; its connection is busy, not stalled
+            request = channel.request
+            if request is not None:
+                started = None if request.headers_finished else getattr(request, "started", None)
+            elif not getattr(channel, "requests_started", 1):
+                started = channel.creation_time
+            else:
+                continue  # between requests on a keep-alive connection: the idle timeout applies
+            if started is not None and started < cutoff:
+                channel.will_close = True
+
+    return maintenance
