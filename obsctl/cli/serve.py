@@ -13,7 +13,8 @@ def serve_command(
     host: str | None = typer.Option(None, "--host", help="Interface to bind [default: 127.0.0.1]."),
     port: int | None = typer.Option(None, "--port", min=0, max=65535,
                                        help="Port [default: $PORT or 3000]."),
-    threads: int = typer.Option(8, "--threads", min=1, max=256, help="Worker threads."),
+    threads: int = typer.Option(8, "--threads", min=1, max=256,
+                                help="Request threads; writes waiting for the database take extra ones."),
     log_level: str = typer.Option("info", "--log-level",
                                   help="debug, info (one access line per request), warning, error."),
     connection_limit: int | None = typer.Option(
@@ -25,12 +26,22 @@ def serve_command(
     header_timeout: int | None = typer.Option(
         None, "--header-timeout", min=1,
         help="Seconds a client has to send a request's headers [default: $OBSCTL_HEADER_TIMEOUT or 10]."),
+    write_queue: int | None = typer.Option(
+        None, "--write-queue", min=1, max=256,
+        help="Writes that may wait for the database at once; more get 503 "
+             "[default: $OBSCTL_WRITE_QUEUE or --threads]."),
+    write_timeout: int | None = typer.Option(
+        None, "--write-timeout", min=1,
+        help="Seconds a write may wait for the database before a 503 [default: $OBSCTL_WRITE_TIMEOUT or 10]."),
 ) -> None:
     """Serve the HTTP API (waitress). SIGTERM/SIGINT stop it after in-flight requests finish.
 
     Bodies over OBSCTL_MAX_BODY_BYTES and requests without the API key are refused from their
     headers; slow or idle connections are closed after the timeouts. For public exposure run
     it behind a reverse proxy that terminates TLS.
+
+    Writes go through one writer queue: while another process holds the database's write
+    lock, reads keep answering and writes wait up to --write-timeout, then get 503.
 
     Example: SERVICE_API_KEY=secret obsctl serve --port 3000 --connection-limit 500
     """
@@ -48,7 +59,9 @@ def serve_command(
     settings = settings_of(ctx)
     settings = replace(settings, host=host or settings.host, port=settings.port if port is None else port)
     overrides = {"connection_limit": connection_limit, "idle_timeout": idle_timeout,
-                 "header_timeout": header_timeout}
+                 "header_timeout": header_timeout, "write_queue": write_queue,
+                 "write_timeout": write_timeout}
     settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+    settings = replace(settings, write_queue=settings.write_queue or threads)
     app = create_app(settings, serving=True)
     serve(app, host=settings.host, port=settings.port, threads=threads)

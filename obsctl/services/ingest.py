@@ -18,7 +18,7 @@ import sqlite_utils
 from obsctl.errors import InvalidInput, PayloadTooLarge
 from obsctl.services.events import ERROR_TYPES, is_error_event
 from obsctl.store import events as event_store
-from obsctl.store.db import write_transaction
+from obsctl.store.db import run_write, write_transaction
 from obsctl.timeutil import normalize_ts, now_iso
 
 MAX_ID_LEN = 128
@@ -325,6 +325,17 @@ def store_events(db: sqlite_utils.Database, valid: Sequence[ValidEvent]) -> Inge
     result = IngestResult(processed=len(valid))
     if not valid:
         return result
+    # In the server this runs on the writer thread, possibly in one transaction with other
+    # batches queued at the same time; each batch's counts are its own.
+    stored = run_write(db, lambda wdb: _store(wdb, valid))
+    result.stored = stored
+    result.duplicates = len(valid) - stored
+    result.sessions = {v.row[1] for v in valid}
+    return result
+
+
+def _store(db: sqlite_utils.Database, valid: Sequence[ValidEvent]) -> int:
+    """Insert the new events of `valid` and update their sessions; returns how many were new."""
     with write_transaction(db):
         prepared = _prepare(valid, set())
         rows = prepared[0]
@@ -340,10 +351,7 @@ def store_events(db: sqlite_utils.Database, valid: Sequence[ValidEvent]) -> Inge
                 _write(db, prepared)
         else:
             _write(db, prepared)
-    result.stored = len(rows)
-    result.duplicates = len(valid) - len(rows)
-    result.sessions = {v.row[1] for v in valid}
-    return result
+    return len(rows)
 
 
 class _SomeAlreadyStored(Exception):

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TypeVar
 
 import sqlite_utils
 
 from obsctl.errors import ServiceUnavailable
+from obsctl.store.sqlite_errors import translate as translate_db_error
+from obsctl.store.writer import WriteQueue
 
 BUSY_TIMEOUT_S = 30.0
 WAL_AUTOCHECKPOINT_PAGES = 8192
-WRITE_LOCK_ATTR = "_obsctl_write_lock"
+WRITER_ATTR = "_obsctl_writer"
+T = TypeVar("T")
 
 
 def connect(path: str | Path) -> sqlite_utils.Database:
@@ -71,30 +76,66 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
 
     Taking the lock first means a transaction never fails half-way on an upgrade from a
     read lock; waiting writers queue on busy_timeout instead. Nested use is a savepoint.
+    On a served app's connection the transaction waits for its turn in the writer queue
+    (obsctl/store/writer.py) and for the lock only until the write deadline. A full disk is
+    StorageFull, a lock held past the deadline ServiceUnavailable.
     """
     conn = db.conn
     if conn.in_transaction:
         with db.atomic():
             yield db
         return
-    # Threads of one server queue on a Python lock first: they wake the moment the writer
-    # commits, where SQLite's busy handler would have them sleep and poll.
-    lock = getattr(db, WRITE_LOCK_ATTR, None)
-    if lock is not None:
-        lock.acquire()
+    writer = getattr(db, WRITER_ATTR, None)
+    if writer is None:
+        with _immediate(conn):
+            yield db
+        return
+    with writer.turn() as deadline, _immediate(conn, deadline):
+        yield db
+
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection, deadline: float | None = None) -> Iterator[None]:
+    if deadline is not None:
+        wait_ms = max(1, int((deadline - time.monotonic()) * 1000))
+        conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
     try:
         conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        raise translate_db_error(exc) from None
     finally:
-        if lock is not None:
-            lock.release()
+        if deadline is not None:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    try:
+        yield
+    except BaseException as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            translated = translate_db_error(exc)
+            if translated is not exc:
+                raise translated from None
+        raise
+    try:
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise translate_db_error(exc) from None
+
+
+def run_write(db: sqlite_utils.Database, work: Callable[[sqlite_utils.Database], T]) -> T:
+    """`work(db)` in one write transaction; returns its result once committed.
+
+    On a served app's connection the work runs on the writer thread, which may commit it
+    together with other writes queued at the same time (each in its own savepoint, so the
+    result of each is exact and a failing one is undone alone).
+    """
+    writer = getattr(db, WRITER_ATTR, None)
+    if writer is None or db.conn.in_transaction:
+        with write_transaction(db):
+            return work(db)
+    return writer.run(work)
 
 
 @contextmanager
@@ -113,27 +154,29 @@ def read_snapshot(db: sqlite_utils.Database) -> Iterator[None]:
 
 
 class ConnectionPool:
-    """One connection per thread for a server; the schema is migrated once on creation."""
+    """One connection per thread for a server, and the writer queue all their writes go
+    through (obsctl/store/writer.py); the schema is migrated once on creation."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, write_queue: int = 8, write_timeout: float = 10.0):
         self.path = Path(path)
         open_db(self.path).close()
         self._local = threading.local()
         self._all: list[sqlite_utils.Database] = []
         self._lock = threading.Lock()
-        self.write_lock = threading.Lock()
+        self.writer = WriteQueue(self.path, capacity=write_queue, timeout=write_timeout, connect=connect)
 
     def get(self) -> sqlite_utils.Database:
         db = getattr(self._local, "db", None)
         if db is None:
             db = connect(self.path)
-            setattr(db, WRITE_LOCK_ATTR, self.write_lock)
+            setattr(db, WRITER_ATTR, self.writer)
             self._local.db = db
             with self._lock:
                 self._all.append(db)
         return db
 
     def close_all(self) -> None:
+        self.writer.stop()
         with self._lock:
             for db in self._all:
                 with suppress(sqlite3.Error):

@@ -32,6 +32,10 @@ ROUTE_MODULES = (
 )
 
 
+# Without `serve --threads` to size it by (the Flask test client, other WSGI servers).
+DEFAULT_WRITE_QUEUE = 8
+
+
 @dataclass
 class AppState:
     settings: Settings
@@ -52,7 +56,9 @@ def create_app(settings: Settings | None = None, *, serving: bool = False) -> Fl
     app = Flask("obsctl")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.json.sort_keys = False
-    app.extensions["obsctl"] = AppState(settings=settings, pool=ConnectionPool(settings.db_path))
+    pool = ConnectionPool(settings.db_path, write_queue=settings.write_queue or DEFAULT_WRITE_QUEUE,
+                          write_timeout=settings.write_timeout)
+    app.extensions["obsctl"] = AppState(settings=settings, pool=pool)
     install_access_log(app)
 
     CORS(app, origins=list(settings.cors_origins),

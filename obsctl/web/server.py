@@ -25,11 +25,15 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
 
     from obsctl.web import server_guard
 
-    settings = app.extensions["obsctl"].settings
-    connection_limit = _allow_open_files(settings.connection_limit, threads)
+    state = app.extensions["obsctl"]
+    settings = state.settings
+    # Writes wait for the writer queue on threads of their own: at most `capacity` of them,
+    # so `threads` stay free for reads however long the database's write lock is held.
+    all_threads = threads + state.pool.writer.capacity
+    connection_limit = _allow_open_files(settings.connection_limit, all_threads)
     try:
         server = create_server(
-            app, host=host, port=port, threads=threads, ident="obsctl",
+            app, host=host, port=port, threads=all_threads, ident="obsctl",
             clear_untrusted_proxy_headers=True,
             # waitress refuses a body at >= max_request_body_size; the limit itself is allowed.
             max_request_body_size=settings.max_body_bytes + 1,
@@ -50,7 +54,8 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     if ready_message:
         sys.stderr.write(f"obsctl serving on http://{server.effective_host}:{server.effective_port} "
-                         f"({threads} threads, at most {connection_limit} connections); "
+                         f"({threads} threads, {all_threads - threads} more for queued writes, "
+                         f"at most {connection_limit} connections); "
                          f"Ctrl-C to stop\n")
         sys.stderr.flush()
     socket_map = server._map
