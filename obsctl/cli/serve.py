@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import settings_of, translate_errors
+from obsctl.cli.base import notice, settings_of, translate_errors
 
 
 @translate_errors
@@ -33,6 +33,9 @@ def serve_command(
     write_timeout: int | None = typer.Option(
         None, "--write-timeout", min=1,
         help="Seconds a write may wait for the database before a 503 [default: $OBSCTL_WRITE_TIMEOUT or 10]."),
+    skip_check: bool = typer.Option(
+        False, "--skip-check",
+        help="Start without SQLite's quick_check of the database (it reads the whole file)."),
 ) -> None:
     """Serve the HTTP API (waitress). SIGTERM/SIGINT stop it after in-flight requests finish.
 
@@ -42,6 +45,9 @@ def serve_command(
 
     Writes go through one writer queue: while another process holds the database's write
     lock, reads keep answering and writes wait up to --write-timeout, then get 503.
+
+    At start SQLite's quick_check reads the whole database; a damaged file is refused
+    (--skip-check starts anyway). The result is in GET /health.
 
     Example: SERVICE_API_KEY=secret obsctl serve --port 3000 --connection-limit 500
     """
@@ -63,5 +69,29 @@ def serve_command(
                  "write_timeout": write_timeout}
     settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
     settings = replace(settings, write_queue=settings.write_queue or threads)
-    app = create_app(settings, serving=True)
+    check = _check_database(settings, skip_check)
+    app = create_app(settings, serving=True, db_check=check)
     serve(app, host=settings.host, port=settings.port, threads=threads)
+
+
+def _check_database(settings, skip: bool) -> dict:
+    """Create or migrate the database, then quick_check it unless skipped; refuse a damaged one."""
+    import time
+
+    from obsctl.errors import ObsctlError
+    from obsctl.services import maintenance
+    from obsctl.store.db import open_db
+
+    db = open_db(settings)
+    try:
+        if skip:
+            notice("database check skipped (--skip-check)")
+            return maintenance.skipped_check()
+        started = time.monotonic()
+        check = maintenance.check_integrity(db)
+    finally:
+        db.close()
+    if check["quick_check"] != "ok":
+        raise ObsctlError(maintenance.damaged_message(settings.db_path, check))
+    notice(f"database check: ok (SQLite quick_check, {time.monotonic() - started:.1f} s)")
+    return check

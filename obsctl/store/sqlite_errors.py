@@ -30,6 +30,26 @@ def is_full(exc: BaseException) -> bool:
     return "database or disk is full" in str(exc)
 
 
+def is_corrupt(exc: BaseException) -> bool:
+    """The file is damaged: SQLITE_CORRUPT (or not a database at all: SQLITE_NOTADB)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    return "malformed" in str(exc) or "not a database" in str(exc)
+
+
+def is_readonly_storage(exc: BaseException) -> bool:
+    """The file or its directory cannot be written (SQLITE_READONLY)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF == sqlite3.SQLITE_READONLY
+    return "readonly database" in str(exc)
+
+
 def translate(exc: BaseException) -> BaseException:
     """The obsctl error for a SQLite error the user can act on; other errors unchanged."""
     if is_full(exc):
