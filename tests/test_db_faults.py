@@ -244,7 +244,7 @@ def test_health_reports_the_check_of_an_intact_database(live_server, db_path, cl
     assert health["database"]["quick_check"] == "ok"
     assert health["database"]["checked_at"].endswith("Z")
     assert health["database"]["writes_waiting"] == 0
-    assert "database check: ok" in server.log()
+    assert "database quick_check: ok" in server.log()
     info = json.loads(cli("db", "info", "--json").stdout)
     assert info["integrity"]["quick_check"] == "ok" and info["integrity"]["problems"] == []
     skipped = json.loads(cli("db", "info", "--json", "--skip-check").stdout)

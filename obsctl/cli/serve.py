@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import notice, settings_of, translate_errors
+from obsctl.cli.base import settings_of, translate_errors
 
 
 @translate_errors
@@ -76,22 +76,15 @@ def serve_command(
 
 def _check_database(settings, skip: bool) -> dict:
     """Create or migrate the database, then quick_check it unless skipped; refuse a damaged one."""
-    import time
-
     from obsctl.errors import ObsctlError
     from obsctl.services import maintenance
     from obsctl.store.db import open_db
 
     db = open_db(settings)
     try:
-        if skip:
-            notice("database check skipped (--skip-check)")
-            return maintenance.skipped_check()
-        started = time.monotonic()
-        check = maintenance.check_integrity(db)
+        check = maintenance.skipped_check() if skip else maintenance.check_integrity(db)
     finally:
         db.close()
-    if check["quick_check"] != "ok":
+    if check["quick_check"] == "damaged":
         raise ObsctlError(maintenance.damaged_message(settings.db_path, check))
-    notice(f"database check: ok (SQLite quick_check, {time.monotonic() - started:.1f} s)")
     return check

@@ -53,9 +53,10 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
 
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     if ready_message:
+        check = (state.db_check or {}).get("quick_check", "not run")
         sys.stderr.write(f"obsctl serving on http://{server.effective_host}:{server.effective_port} "
                          f"({threads} threads, {all_threads - threads} more for queued writes, "
-                         f"at most {connection_limit} connections); "
+                         f"at most {connection_limit} connections; database quick_check: {check}); "
                          f"Ctrl-C to stop\n")
         sys.stderr.flush()
     socket_map = server._map
