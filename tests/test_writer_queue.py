@@ -14,7 +14,7 @@ import time
 import pytest
 import requests
 
-from obsctl.errors import InvalidInput, StorageFull
+from obsctl.errors import InvalidInput, ServiceUnavailable, StorageFull
 from obsctl.services.ingest import ingest_events
 from obsctl.store.db import WRITER_ATTR, ConnectionPool, connect
 from obsctl.store.writer import WriteQueue, WriterBusy
@@ -285,3 +285,16 @@ def test_a_full_queue_refuses_at_once_and_a_deadline_withdraws(pool, db_path):
     assert p.writer.pending == 0
     assert "q" not in stored_sessions(db_path)
     assert getattr(db, WRITER_ATTR) is p.writer
+
+
+def test_a_writer_that_cannot_open_the_database_answers_at_once(db_path):
+    def unopenable(path):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    writer = WriteQueue(db_path, capacity=4, timeout=10, connect=unopenable)
+    for _ in range(2):  # and a later write tries again with a new writer thread
+        started = time.monotonic()
+        with pytest.raises(ServiceUnavailable, match="writer stopped .unable to open database file"):
+            writer.run(lambda db: None)
+        assert time.monotonic() - started < 2
+    assert writer.pending == 0

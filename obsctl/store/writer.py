@@ -137,9 +137,10 @@ class WriteQueue:
     # The writer thread ---------------------------------------------------------------------
 
     def _serve(self) -> None:
-        db = self._connect(self.path)
-        db.conn.execute(f"PRAGMA busy_timeout = {LOCK_POLL_MS}")
+        db = None
         try:
+            db = self._connect(self.path)
+            db.conn.execute(f"PRAGMA busy_timeout = {LOCK_POLL_MS}")
             while True:
                 with self._lock:
                     while not self._queue and not self._stopping:
@@ -147,16 +148,22 @@ class WriteQueue:
                     if not self._queue:
                         return
                     batch = self._take()
-                if batch[0].work is None:
-                    self._grant(batch[0])
-                else:
-                    self._commit_together(db, batch)
-        except BaseException:  # pragma: no cover (a bug): fail what waits rather than hang it
+                try:
+                    if batch[0].work is None:
+                        self._grant(batch[0])
+                    else:
+                        self._commit_together(db, batch)
+                except Exception as exc:
+                    self._abandon(batch, exc)
+                    raise
+        except Exception as exc:  # cannot open the database, or a bug: fail what waits, not hang it
             log.exception("the database writer stopped")
-            self._fail_all(ServiceUnavailable("the database writer stopped; see the server log"))
-            raise
+            with self._lock:
+                self._thread = None  # the next write starts a new writer
+            self._fail_all(ServiceUnavailable(f"the database writer stopped ({exc}); see the server log"))
         finally:
-            db.close()
+            if db is not None:
+                db.close()
 
     def _take(self) -> list[_Write]:
         """A turn alone, or the ingest write at the head of the queue (others join it in
@@ -276,6 +283,22 @@ class WriteQueue:
         with self._lock:
             while self._queue and self._queue[0].work is not None and len(writes) < MAX_GROUP:
                 writes.append(self._queue.popleft())
+
+    def _abandon(self, writes: list[_Write], exc: Exception) -> None:
+        """Answer the writes of a batch the writer could not finish (their transaction is
+        rolled back with the connection)."""
+        error = ServiceUnavailable(f"the database writer failed ({exc}); nothing was stored")
+        with self._lock:
+            for write in writes:
+                if write.state in (_QUEUED, _RUNNING):
+                    if write.state == _QUEUED:
+                        write.state = _RUNNING
+                    write.error = error
+        for write in writes:
+            if write.error is error:
+                write.result = None
+                write.started.set()
+                self._finish(write)
 
     def _fail_all(self, error: BaseException) -> None:
         with self._lock:
