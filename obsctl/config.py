@@ -112,6 +112,14 @@ class Settings:
     webhook_allow_private: bool = False
     prices_path: Path | None = None
     max_future_skew: timedelta | None = DEFAULT_MAX_FUTURE_SKEW
+    # `obsctl serve` connection handling (see obsctl/web/server.py).
+    connection_limit: int = 1000
+    idle_timeout: int = 30
+    header_timeout: int = 10
+    # Writes that may wait for the database writer at once (None: as many as `serve --threads`),
+    # and how long a request waits for its write to start before a 503.
+    write_queue: int | None = None
+    write_timeout: int = 10
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
@@ -131,6 +139,11 @@ class Settings:
             in ("1", "true", "yes", "on"),
             prices_path=Path(env["OBSCTL_PRICES"]) if env.get("OBSCTL_PRICES") else None,
             max_future_skew=parse_future_skew(env.get("OBSCTL_MAX_FUTURE_SKEW")),
+            connection_limit=_int_env(env, "OBSCTL_CONNECTION_LIMIT", 1000, minimum=10),
+            idle_timeout=_int_env(env, "OBSCTL_IDLE_TIMEOUT", 30),
+            header_timeout=_int_env(env, "OBSCTL_HEADER_TIMEOUT", 10),
+            write_queue=_int_env(env, "OBSCTL_WRITE_QUEUE", 0) or None,
+            write_timeout=_int_env(env, "OBSCTL_WRITE_TIMEOUT", 10),
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:

@@ -33,4 +33,14 @@ class PayloadTooLarge(ObsctlError):
 
 
 class ServiceUnavailable(ObsctlError):
-    """A dependency (the database, a lock) is not available right now (HTTP 503, exit 1)."""
+    """A dependency (the database, a lock) is not available right now (HTTP 503, exit 1).
+
+    `retry_after` is the Retry-After the HTTP answer suggests, in seconds."""
+
+    def __init__(self, message: str, details: list[dict] | None = None, *, retry_after: int = 1):
+        super().__init__(message, details)
+        self.retry_after = retry_after
+
+
+class StorageFull(ObsctlError):
+    """The disk holding the database is full; nothing of the write was stored (HTTP 507, exit 1)."""

@@ -184,7 +184,7 @@ def test_cli_bad_option_values_are_usage_errors(cli):
         "error_rate, tool_error_rate, avg_tokens, avg_cost, session_count; got 'nope'")
 
 
-def test_cli_missing_rule_is_one_line_exit_1(cli):
+def test_cli_missing_rule_is_one_line_exit_1(cli, db):
     missing = cli("alerts", "rules", "remove", "rule_nope")
     assert missing.exit_code == 1 and "not found" in missing.stderr
 

@@ -7,10 +7,13 @@ from pathlib import Path
 import typer
 
 from obsctl.cli.base import (
+    EXIT_FAILURE,
     ObsTyper,
     emit_json,
+    error,
     notice,
-    open_database,
+    open_existing,
+    open_readonly,
     settings_of,
     stdout_is_tty,
     translate_errors,
@@ -39,7 +42,7 @@ def prune_command(
 
     Example: obsctl prune --older-than 30d --dry-run
     """
-    result = service.prune(open_database(ctx), older_than, dry_run=dry_run)
+    result = service.prune(open_existing(ctx), older_than, dry_run=dry_run)
     if json_:
         emit_json(result)
         return
@@ -52,22 +55,38 @@ def prune_command(
 def info_command(
     ctx: typer.Context,
     json_: bool = typer.Option(False, "--json", help="Print as JSON."),
+    skip_check: bool = typer.Option(False, "--skip-check",
+                                    help="Skip the integrity check (it reads the whole file)."),
 ) -> None:
-    """Show the database path, size, schema version and row counts.
+    """Show the database path, size, schema version, row counts and whether SQLite's
+    quick_check finds it intact (exit 1 when damaged).
 
     Example: obsctl db info --json
     """
     settings = settings_of(ctx)
-    info = service.db_info(open_database(ctx), settings.db_path)
+    info = service.db_info(open_readonly(ctx), settings.db_path, check=not skip_check)
+    integrity = info["integrity"]
     if json_:
         emit_json(info)
-        return
+    else:
+        _print_info(info)
+    if integrity["quick_check"] == "damaged":
+        error(service.damaged_message(settings.db_path, integrity))
+        raise typer.Exit(EXIT_FAILURE)
+
+
+def _print_info(info: dict) -> None:
+    integrity = info["integrity"]
+    check = integrity["quick_check"]
+    if check == "damaged":
+        check = f"DAMAGED ({len(integrity['problems'])} problems; first: {integrity['problems'][0]})"
     lines = [
         ("path", info["path"]),
         ("size", f"{info['size_bytes'] / 1e6:.1f} MB ({info['size_bytes']} bytes)"),
         ("schema version", info["schema_version"]),
         ("journal mode", info["journal_mode"]),
         ("sqlite", info["sqlite_version"]),
+        ("integrity", check),
     ] + [(f"rows: {table}", count) for table, count in info["tables"].items()]
     width = max(len(k) for k, _ in lines)
     for key, value in lines:
@@ -85,7 +104,7 @@ def backup_command(
 
     Example: obsctl db backup /backups/obsctl-$(date +%F).db
     """
-    result = service.backup(open_database(ctx), path, force=force)
+    result = service.backup(open_readonly(ctx), path, force=force)
     if json_:
         emit_json(result)
     else:

@@ -10,6 +10,8 @@ from obsctl.cli.base import (
     emit_json,
     notice,
     open_database,
+    open_existing,
+    open_readonly,
     render_table,
     settings_of,
 )
@@ -93,7 +95,7 @@ def list_rules(ctx: typer.Context, json_: bool = _JSON) -> None:
 
     Example: obsctl alerts rules list
     """
-    data = alert_rules.list_rules(open_database(ctx))
+    data = alert_rules.list_rules(open_readonly(ctx))
     if json_:
         emit_json(data)
     else:
@@ -128,7 +130,7 @@ def update_rule(
     """
     body = _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes,
                       agent_filter, on_off(enable, disable, "rule"))
-    rule = alert_rules.update_rule(open_database(ctx), rule_id, body)
+    rule = alert_rules.update_rule(open_existing(ctx), rule_id, body)
     if json_:
         emit_json(rule)
     else:
@@ -142,7 +144,7 @@ def remove_rule(ctx: typer.Context, rule_id: str = typer.Argument(..., help="Rul
 
     Example: obsctl alerts rules remove rule_0123456789abcdef
     """
-    data = alert_rules.delete_rule(open_database(ctx), rule_id)
+    data = alert_rules.delete_rule(open_existing(ctx), rule_id)
     if json_:
         emit_json(data)
     else:
@@ -182,7 +184,7 @@ def evaluate(
     from obsctl.services.webhook_delivery import deliver_due
 
     settings = settings_of(ctx)
-    db = open_database(ctx)
+    db = open_existing(ctx)
     body = alerts.evaluate_alerts(db, settings)
     if json_:
         emit_json(body)
@@ -216,7 +218,7 @@ def events(
 
     Example: obsctl alerts events --unacknowledged
     """
-    data = alerts.list_alert_events(open_database(ctx), limit=limit, unacknowledged=unacknowledged,
+    data = alerts.list_alert_events(open_readonly(ctx), limit=limit, unacknowledged=unacknowledged,
                                     rule_id=rule_id)
     if json_:
         emit_json(data)
@@ -239,7 +241,7 @@ def ack(ctx: typer.Context, alert_id: str = typer.Argument(..., help="Alert id."
 
     Example: obsctl alerts ack alert_0123456789abcdef
     """
-    alert = alerts.acknowledge_alert(open_database(ctx), alert_id)
+    alert = alerts.acknowledge_alert(open_existing(ctx), alert_id)
     if json_:
         emit_json(alert)
     else:

@@ -6,7 +6,7 @@ from datetime import date, timedelta
 
 import typer
 
-from obsctl.cli.base import console, emit_json, fmt_number, open_database, stdout_is_tty, translate_errors
+from obsctl.cli.base import console, emit_json, fmt_number, open_readonly, stdout_is_tty, translate_errors
 
 CHART_DAYS = 14
 BAR_WIDTH = 40
@@ -32,7 +32,7 @@ def analytics_command(
     """
     from obsctl.services.analytics import get_analytics
 
-    data = get_analytics(open_database(ctx))
+    data = get_analytics(open_readonly(ctx))
     if json_ or not stdout_is_tty():
         emit_json(data)
         return

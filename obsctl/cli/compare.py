@@ -8,7 +8,7 @@ from obsctl.cli.base import (
     console,
     emit_json,
     fmt_number,
-    open_database,
+    open_readonly,
     plain_table,
     stdout_is_tty,
     translate_errors,
@@ -43,7 +43,7 @@ def compare_command(
     """
     from obsctl.services.compare import compare_sessions
 
-    data = compare_sessions(open_database(ctx), session_a, session_b)
+    data = compare_sessions(open_readonly(ctx), session_a, session_b)
     if json_:
         emit_json(data)
         return

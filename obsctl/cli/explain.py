@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from obsctl.cli.base import console, emit_json, open_database, stdout_is_tty, translate_errors
+from obsctl.cli.base import console, emit_json, open_readonly, stdout_is_tty, translate_errors
 
 
 @translate_errors
@@ -27,7 +27,7 @@ def explain_command(
     """
     from obsctl.services.explain import explain_session
 
-    data = explain_session(open_database(ctx), session_id)
+    data = explain_session(open_readonly(ctx), session_id)
     if json_:
         emit_json(data)
         return

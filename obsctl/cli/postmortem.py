@@ -14,7 +14,7 @@ from obsctl.cli.base import (
     console,
     emit_json,
     notice,
-    open_database,
+    open_readonly,
     render_table,
     settings_of,
     stdout_is_tty,
@@ -58,7 +58,7 @@ def show_command(
     """
     from obsctl.services.pricing import pricer_for
 
-    report = service.postmortem_session(open_database(ctx), session_id,
+    report = service.postmortem_session(open_readonly(ctx), session_id,
                                         pricer=pricer_for(settings_of(ctx)))
     as_json = json_ or format_ is ReportFormat.json
     if output is not None:
@@ -101,7 +101,7 @@ def candidates_command(
 
     Example: obsctl postmortem candidates --min-errors 3 --days 7
     """
-    data = service.postmortem_candidates(open_database(ctx), min_errors=min_errors, limit=limit,
+    data = service.postmortem_candidates(open_readonly(ctx), min_errors=min_errors, limit=limit,
                                          agent=agent, days=days)
     if json_:
         emit_json(data)

@@ -8,7 +8,7 @@ from obsctl.cli.base import (
     ObsTyper,
     console,
     emit_json,
-    open_database,
+    open_readonly,
     render_table,
     settings_of,
     stdout_is_tty,
@@ -52,7 +52,7 @@ def scorecards_command(ctx: typer.Context, days: int = _DAYS, json_: bool = _JSO
     """
     if ctx.invoked_subcommand is not None:
         return
-    cards = service.list_scorecards(open_database(ctx), settings_of(ctx), days=days)
+    cards = service.list_scorecards(open_readonly(ctx), settings_of(ctx), days=days)
     if json_:
         emit_json(cards)
         return
@@ -117,7 +117,7 @@ def show_command(
 
     Example: obsctl scorecards show support-bot --days 14
     """
-    card = service.get_scorecard(open_database(ctx), settings_of(ctx), agent, days=days)
+    card = service.get_scorecard(open_readonly(ctx), settings_of(ctx), agent, days=days)
     if json_ or not stdout_is_tty():
         emit_json(card)
         return

@@ -13,6 +13,11 @@ from obsctl.params import IntParam
 LOG_LEVELS = ("debug", "info", "warning", "error")
 PORT = IntParam("port", 0, 65535)
 THREADS = IntParam("threads", 1, 256, default=8)
+CONNECTION_LIMIT = IntParam("connection_limit", 10, 100_000)
+IDLE_TIMEOUT = IntParam("idle_timeout", 1, 86_400)
+HEADER_TIMEOUT = IntParam("header_timeout", 1, 3_600)
+WRITE_QUEUE = IntParam("write_queue", 1, 256)
+WRITE_TIMEOUT = IntParam("write_timeout", 1, 3_600)
 
 
 def _check_log_level(value: str) -> str:
@@ -27,13 +32,46 @@ def serve_command(
     host: str | None = typer.Option(None, "--host", help="Interface to bind [default: 127.0.0.1]."),
     port: int | None = int_option(PORT, "--port", help="Port (0: any free port)", default=None,
                                   show_default="$PORT or 3000"),
-    threads: int = int_option(THREADS, "--threads", help="Worker threads."),
+    threads: int = int_option(THREADS, "--threads",
+                              help="Request threads; writes waiting for the database take extra ones."),
     log_level: str = typer.Option("info", "--log-level", callback=checked(_check_log_level),
                                   help="debug, info (one access line per request), warning, error."),
+    connection_limit: int | None = int_option(
+        CONNECTION_LIMIT, "--connection-limit", default=None,
+        help="Open connections at most; more wait to be accepted",
+        show_default="$OBSCTL_CONNECTION_LIMIT or 1000"),
+    idle_timeout: int | None = int_option(
+        IDLE_TIMEOUT, "--idle-timeout", default=None,
+        help="Seconds before an idle connection is closed", show_default="$OBSCTL_IDLE_TIMEOUT or 30"),
+    header_timeout: int | None = int_option(
+        HEADER_TIMEOUT, "--header-timeout", default=None,
+        help="Seconds a client has to send a request's headers",
+        show_default="$OBSCTL_HEADER_TIMEOUT or 10"),
+    write_queue: int | None = int_option(
+        WRITE_QUEUE, "--write-queue", default=None,
+        help="Writes that may wait for the database at once; more get 503",
+        show_default="$OBSCTL_WRITE_QUEUE or --threads"),
+    write_timeout: int | None = int_option(
+        WRITE_TIMEOUT, "--write-timeout", default=None,
+        help="Seconds a write may wait for the database before a 503",
+        show_default="$OBSCTL_WRITE_TIMEOUT or 10"),
+    skip_check: bool = typer.Option(
+        False, "--skip-check",
+        help="Start without SQLite's quick_check of the database (it reads the whole file)."),
 ) -> None:
     """Serve the HTTP API (waitress). SIGTERM/SIGINT stop it after in-flight requests finish.
 
-    Example: SERVICE_API_KEY=secret obsctl serve --port 3000
+    Bodies over OBSCTL_MAX_BODY_BYTES and requests without the API key are refused from their
+    headers; slow or idle connections are closed after the timeouts. For public exposure run
+    it behind a reverse proxy that terminates TLS.
+
+    Writes go through one writer queue: while another process holds the database's write
+    lock, reads keep answering and writes wait up to --write-timeout, then get 503.
+
+    At start SQLite's quick_check reads the whole database; a damaged file is refused
+    (--skip-check starts anyway). The result is in GET /health.
+
+    Example: SERVICE_API_KEY=secret obsctl serve --port 3000 --connection-limit 500
     """
     from dataclasses import replace
 
@@ -45,5 +83,27 @@ def serve_command(
 
     settings = settings_of(ctx)
     settings = replace(settings, host=host or settings.host, port=settings.port if port is None else port)
-    app = create_app(settings, serving=True)
+    overrides = {"connection_limit": connection_limit, "idle_timeout": idle_timeout,
+                 "header_timeout": header_timeout, "write_queue": write_queue,
+                 "write_timeout": write_timeout}
+    settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+    settings = replace(settings, write_queue=settings.write_queue or threads)
+    check = _check_database(settings, skip_check)
+    app = create_app(settings, serving=True, db_check=check)
     serve(app, host=settings.host, port=settings.port, threads=threads)
+
+
+def _check_database(settings, skip: bool) -> dict:
+    """Create or migrate the database, then quick_check it unless skipped; refuse a damaged one."""
+    from obsctl.errors import ObsctlError
+    from obsctl.services import maintenance
+    from obsctl.store.db import open_db
+
+    db = open_db(settings)
+    try:
+        check = maintenance.skipped_check() if skip else maintenance.check_integrity(db)
+    finally:
+        db.close()
+    if check["quick_check"] == "damaged":
+        raise ObsctlError(maintenance.damaged_message(settings.db_path, check))
+    return check

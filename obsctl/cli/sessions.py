@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import ObsTyper, emit_json, open_database, render_table, stdout_is_tty
+from obsctl.cli.base import ObsTyper, emit_json, open_readonly, render_table, stdout_is_tty
 from obsctl.cli.options import checked, int_option
 from obsctl.services import sessions as service
 from obsctl.services.session_fields import tool_parts
@@ -26,7 +26,7 @@ def list_command(
 
     Example: obsctl sessions list --status error --limit 20
     """
-    data = service.list_sessions(open_database(ctx), status=status, limit=limit, offset=offset)
+    data = service.list_sessions(open_readonly(ctx), status=status, limit=limit, offset=offset)
     if json_:
         emit_json(data)
         return
@@ -58,7 +58,7 @@ def show_command(
 
     Example: obsctl sessions show sess-42 --json
     """
-    data = service.get_session(open_database(ctx), session_id)
+    data = service.get_session(open_readonly(ctx), session_id)
     if json_ or not stdout_is_tty():
         emit_json(data)
         return

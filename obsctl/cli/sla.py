@@ -10,6 +10,8 @@ from obsctl.cli.base import (
     console,
     emit_json,
     open_database,
+    open_existing,
+    open_readonly,
     render_table,
     settings_of,
     stdout_is_tty,
@@ -85,7 +87,7 @@ def list_command(ctx: typer.Context, json_: bool = _JSON) -> None:
 
     Example: obsctl sla list
     """
-    data = service.list_targets(open_database(ctx))
+    data = service.list_targets(open_readonly(ctx))
     if json_:
         emit_json(data)
         return
@@ -107,7 +109,7 @@ def remove_command(
 
     Example: obsctl sla remove support-bot error_rate
     """
-    data = service.delete_target(open_database(ctx), agent, metric)
+    data = service.delete_target(open_existing(ctx), agent, metric)
     if json_:
         emit_json(data)
         return
@@ -137,7 +139,7 @@ def check_command(
 
     Example: obsctl sla check --quiet --exit-code
     """
-    data = service.check_sla(open_database(ctx), settings_of(ctx))
+    data = service.check_sla(open_existing(ctx), settings_of(ctx))
     if json_:
         emit_json(data)
     else:
@@ -162,7 +164,7 @@ def history_command(
 
     Example: obsctl sla history --agent support-bot --hours 24
     """
-    data = service.sla_history(open_database(ctx), agent_name=agent, hours=hours, limit=limit)
+    data = service.sla_history(open_readonly(ctx), agent_name=agent, hours=hours, limit=limit)
     if json_:
         emit_json(data)
         return
@@ -179,7 +181,7 @@ def summary_command(ctx: typer.Context, json_: bool = _JSON) -> None:
     """
     from obsctl.services.sla_summary import sla_summary
 
-    data = sla_summary(open_database(ctx))
+    data = sla_summary(open_readonly(ctx))
     if json_ or not stdout_is_tty():
         emit_json(data)
         return

@@ -9,7 +9,7 @@ from obsctl.cli.base import (
     ObsTyper,
     console,
     emit_json,
-    open_database,
+    open_readonly,
     render_table,
     settings_of,
     stdout_is_tty,
@@ -68,7 +68,7 @@ def show_command(
 
     Example: obsctl triage show sess-42 --json
     """
-    report = service.triage_session(open_database(ctx), session_id, pricer=_pricer(ctx))
+    report = service.triage_session(open_readonly(ctx), session_id, pricer=_pricer(ctx))
     if json_ or not stdout_is_tty():
         emit_json(report)
         return
@@ -136,7 +136,7 @@ def batch_command(
 
     Example: obsctl triage batch --limit 20 --agent researcher
     """
-    data = service.triage_batch(open_database(ctx), pricer=_pricer(ctx), limit=limit,
+    data = service.triage_batch(open_readonly(ctx), pricer=_pricer(ctx), limit=limit,
                                 min_events=min_events, agent=agent)
     if json_:
         emit_json(data)

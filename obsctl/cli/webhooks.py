@@ -12,6 +12,8 @@ from obsctl.cli.base import (
     emit_json,
     notice,
     open_database,
+    open_existing,
+    open_readonly,
     render_table,
     settings_of,
 )
@@ -78,7 +80,7 @@ def list_(ctx: typer.Context, json_: bool = _JSON) -> None:
 
     Example: obsctl webhooks list
     """
-    data = service.list_webhooks(open_database(ctx))
+    data = service.list_webhooks(open_readonly(ctx))
     if json_:
         emit_json(data)
     else:
@@ -116,7 +118,7 @@ def update(
         body["rule_ids"] = []
     elif rules:
         body["rule_ids"] = rules
-    hook = service.update_webhook(open_database(ctx), settings_of(ctx), webhook_id, body)
+    hook = service.update_webhook(open_existing(ctx), settings_of(ctx), webhook_id, body)
     if json_:
         emit_json(hook)
     else:
@@ -130,7 +132,7 @@ def remove(ctx: typer.Context, webhook_id: str = typer.Argument(..., help="Webho
 
     Example: obsctl webhooks remove wh_0123456789abcdef
     """
-    data = service.delete_webhook(open_database(ctx), webhook_id)
+    data = service.delete_webhook(open_existing(ctx), webhook_id)
     if json_:
         emit_json(data)
     else:
@@ -144,7 +146,7 @@ def test(ctx: typer.Context, webhook_id: str = typer.Argument(..., help="Webhook
 
     Example: obsctl webhooks test wh_0123456789abcdef
     """
-    delivery = service.send_webhook_test(open_database(ctx), settings_of(ctx), webhook_id)
+    delivery = service.send_webhook_test(open_existing(ctx), settings_of(ctx), webhook_id)
     if json_:
         emit_json(delivery)
     elif delivery["status"] == "delivered":
@@ -169,7 +171,7 @@ def deliveries(
 
     Example: obsctl webhooks deliveries --status pending
     """
-    data = service.list_deliveries(open_database(ctx), webhook_id=webhook_id, status=status,
+    data = service.list_deliveries(open_readonly(ctx), webhook_id=webhook_id, status=status,
                                    alert_id=alert_id, limit=limit)
     if json_:
         emit_json(data)

@@ -21,7 +21,7 @@ from obsctl.config import DEFAULT_MAX_FUTURE_SKEW
 from obsctl.errors import InvalidInput, PayloadTooLarge
 from obsctl.services.events import ERROR_TYPES, is_error_event, tool_error, tool_field
 from obsctl.store import events as event_store
-from obsctl.store.db import write_transaction
+from obsctl.store.db import run_write, write_transaction
 from obsctl.timeutil import format_ts, normalize_ts, spoken_duration
 from obsctl.timeutil import now as clock_now
 
@@ -531,6 +531,17 @@ def store_events(db: sqlite_utils.Database, valid: Sequence[ValidEvent]) -> Inge
     result = IngestResult(processed=len(valid))
     if not valid:
         return result
+    # In the server this runs on the writer thread, possibly in one transaction with other
+    # batches queued at the same time; each batch's counts are its own.
+    stored = run_write(db, lambda wdb: _store(wdb, valid))
+    result.stored = stored
+    result.duplicates = len(valid) - stored
+    result.sessions = {v.row[1] for v in valid}
+    return result
+
+
+def _store(db: sqlite_utils.Database, valid: Sequence[ValidEvent]) -> int:
+    """Insert the new events of `valid` and update their sessions; returns how many were new."""
     with write_transaction(db):
         prepared = _prepare(valid, set())
         rows = prepared[0]
@@ -546,10 +557,7 @@ def store_events(db: sqlite_utils.Database, valid: Sequence[ValidEvent]) -> Inge
                 _write(db, prepared)
         else:
             _write(db, prepared)
-    result.stored = len(rows)
-    result.duplicates = len(valid) - len(rows)
-    result.sessions = {v.row[1] for v in valid}
-    return result
+    return len(rows)
 
 
 class _SomeAlreadyStored(Exception):

@@ -13,7 +13,7 @@ from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
 from obsctl.store import maintenance as store
 from obsctl.store.db import schema_version
-from obsctl.timeutil import iso_minus
+from obsctl.timeutil import iso_minus, now_iso
 
 _DURATION = re.compile(r"^\s*([0-9]+)\s*([mhdw])\s*$")
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1),
@@ -63,15 +63,40 @@ def prune(db: sqlite_utils.Database, older_than: str, *, dry_run: bool = False,
     return result
 
 
-def db_info(db: sqlite_utils.Database, path: Path) -> dict:
-    """Path, size on disk (with the WAL), schema version, row counts, SQLite details."""
+def check_integrity(db: sqlite_utils.Database) -> dict:
+    """SQLite's quick check of the whole file (every page of every table and index, without
+    cross-checking indexes against tables): `{"quick_check": "ok" | "damaged", "problems":
+    [...], "checked_at": ...}`. It reads the whole file, so it takes a while on large ones."""
+    checked_at = now_iso()
+    problems = store.quick_check(db)
+    return {"quick_check": "damaged" if problems else "ok", "problems": problems,
+            "checked_at": checked_at}
+
+
+def skipped_check() -> dict:
+    return {"quick_check": "skipped", "problems": [], "checked_at": None}
+
+
+def damaged_message(path, check: dict) -> str:
+    problems = check["problems"]
+    noun = "problem" if len(problems) == 1 else "problems"
+    return (f"the database {path} is damaged: SQLite's quick_check found {len(problems)}"
+            f"{'+' if len(problems) >= 20 else ''} {noun}, the first: {problems[0]}; restore it from "
+            f"a backup (obsctl db backup makes them), or pass --skip-check to use it anyway")
+
+
+def db_info(db: sqlite_utils.Database, path: Path, *, check: bool = True) -> dict:
+    """Path, size on disk (with the WAL), schema version, row counts, SQLite details and,
+    unless `check` is false, the result of the integrity check."""
     size = sum(os.path.getsize(p) for p in (str(path), f"{path}-wal") if os.path.exists(p))
+    integrity = check_integrity(db) if check else skipped_check()
     return {
         "path": str(Path(path).resolve()),
         "size_bytes": size,
         "schema_version": schema_version(db),
-        "tables": store.table_counts(db),
-        **store.pragmas(db),
+        "tables": store.table_counts(db, damaged=integrity["quick_check"] == "damaged"),
+        **store.pragmas(db, Path(path)),
+        "integrity": integrity,
     }
 
 

@@ -27,7 +27,7 @@ from obsctl.services.ingest import (
 from obsctl.services.otlp_mapping import explicit_agent, explicit_session, service_name, span_to_event
 from obsctl.services.otlp_wire import RejectedSpan, SpanRecord, decode_request
 from obsctl.store import otlp as otlp_store
-from obsctl.store.db import write_transaction
+from obsctl.store.db import run_write, write_transaction
 
 # How many rejected spans are named in partial_success.error_message.
 MAX_NAMED_REJECTIONS = 5
@@ -94,9 +94,27 @@ def ingest_spans(db: sqlite_utils.Database, decoded: Sequence[SpanRecord | Rejec
     raw = [span_to_event(r, "") for r in records]
     trace_ids = list(dict.fromkeys(r.trace_id for r in records))
 
+    # In the server this runs on the writer thread (see obsctl/store/writer.py).
+    stored, moved, rejected = run_write(
+        db, lambda wdb: _store_spans(wdb, records, raw, own, named, trace_ids, max_future))
+    result.moved += moved
+    result.rejected.extend(rejected)
+    result.stored = stored.stored
+    result.duplicates = stored.duplicates
+    result.sessions = stored.sessions
+    return result
+
+
+def _store_spans(db: sqlite_utils.Database, records: list[SpanRecord], raw: list[dict],
+                 own: list[str | None], named: dict[str, str], trace_ids: list[str],
+                 max_future: timedelta | None):
+    """Give each span its session (from the request or remembered traces) and store the
+    usable ones, in one transaction. Returns (stored, spans moved, rejections); it may run
+    again if its transaction had to be redone, so it changes nothing outside the database."""
     with write_transaction(db):
         remembered = otlp_store.trace_sessions(db, trace_ids)
         new_links = [(t, s) for t, s in named.items() if t not in remembered]
+        moved = 0
         if new_links:
             otlp_store.link_traces(db, new_links)
             # Spans stored earlier without a known session are in a session named after
@@ -104,21 +122,15 @@ def ingest_spans(db: sqlite_utils.Database, decoded: Sequence[SpanRecord | Rejec
             early = otlp_store.session_agents(db, [t for t, s in new_links if s != t])
             for trace_id, session_id in new_links:
                 if trace_id in early and session_id != trace_id:
-                    result.moved += otlp_store.move_trace_events(db, trace_id, trace_id, session_id)
+                    moved += otlp_store.move_trace_events(db, trace_id, trace_id, session_id)
         for record, event, session_id in zip(records, raw, own):
             trace_id = record.trace_id
             event["session_id"] = session_id or named.get(trace_id) or remembered.get(trace_id) or trace_id
 
         valid, errors = validate_events(raw, max_future=max_future)
-        if errors:
-            result.rejected.extend(_rejections(records, errors))
         stored = store_events(db, valid)
         _fill_sessions(db, records, raw)
-
-    result.stored = stored.stored
-    result.duplicates = stored.duplicates
-    result.sessions = stored.sessions
-    return result
+    return stored, moved, _rejections(records, errors) if errors else []
 
 
 def _rejections(records: list[SpanRecord], errors: list[dict]) -> list[tuple[str, str]]:

@@ -11,6 +11,7 @@ import sqlite_utils
 
 from obsctl.store import event_stats
 from obsctl.store.db import (
+    is_readonly,
     read_snapshot,  # noqa: F401 (re-exported for the services)
     write_transaction,
 )
@@ -82,7 +83,16 @@ def rollup_is_current(db: sqlite_utils.Database) -> bool:
 
 
 def repair_rollup(db: sqlite_utils.Database) -> None:
-    """Rebuild the rollup when events were written or deleted behind the ingest path."""
+    """Rebuild the rollup when events were written or deleted behind the ingest path.
+
+    On a read-only connection the stored rollup cannot be fixed: a temporary one is built
+    instead, which hides it for this connection only.
+    """
+    if is_readonly(db):
+        db.conn.execute("CREATE TEMP TABLE IF NOT EXISTS event_stats AS "
+                        "SELECT * FROM main.event_stats WHERE 0")
+        event_stats.rebuild(db.conn)
+        return
     with write_transaction(db):
         if not rollup_is_current(db):
             event_stats.rebuild(db.conn)

@@ -1,7 +1,8 @@
-"""Retention and database administration SQL: prune, info, backup."""
+"""Retention and database administration SQL: prune, info, integrity check, backup."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import sqlite_utils
@@ -70,20 +71,53 @@ def _has_table(conn, name: str) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name]).fetchone() is not None
 
 
-def table_counts(db: sqlite_utils.Database) -> dict[str, int]:
+def table_counts(db: sqlite_utils.Database, *, damaged: bool = False) -> dict[str, int | None]:
+    """Rows per table; in a `damaged` file a table that cannot be counted is None."""
     conn = db.conn
-    return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in TABLES if _has_table(conn, t)}
+    counts: dict[str, int | None] = {}
+    for table in TABLES:
+        if not _has_table(conn, table):
+            continue
+        try:
+            counts[table] = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        except sqlite3.DatabaseError:
+            if not damaged:
+                raise
+            counts[table] = None
+    return counts
 
 
-def pragmas(db: sqlite_utils.Database) -> dict:
+def pragmas(db: sqlite_utils.Database, path: Path | None = None) -> dict:
     conn = db.conn
+    journal_mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if journal_mode == "delete" and path is not None and _file_says_wal(path):
+        journal_mode = "wal"  # an immutable (read-only storage) open reports "delete"
     return {
-        "journal_mode": conn.execute("PRAGMA journal_mode").fetchone()[0],
+        "journal_mode": journal_mode,
         "page_size": conn.execute("PRAGMA page_size").fetchone()[0],
         "page_count": conn.execute("PRAGMA page_count").fetchone()[0],
         "freelist_count": conn.execute("PRAGMA freelist_count").fetchone()[0],
         "sqlite_version": conn.execute("SELECT sqlite_version()").fetchone()[0],
     }
+
+
+def _file_says_wal(path: Path) -> bool:
+    """Bytes 18-19 of the database header are 2 for a WAL database."""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(20)
+    except OSError:
+        return False
+    return len(header) == 20 and header[18] == 2 and header[19] == 2
+
+
+def quick_check(db: sqlite_utils.Database, max_problems: int = 20) -> list[str]:
+    """SQLite's `PRAGMA quick_check`: the problems found (at most `max_problems`), [] if none."""
+    try:
+        rows = [r[0] for r in db.conn.execute(f"PRAGMA quick_check({int(max_problems)})")]
+    except sqlite3.DatabaseError as exc:  # damage the check itself cannot get past
+        return [str(exc)]
+    return [] if rows == ["ok"] else rows
 
 
 def backup_to(db: sqlite_utils.Database, dest: Path) -> None:

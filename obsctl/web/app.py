@@ -33,18 +33,27 @@ ROUTE_MODULES = (
 )
 
 
+# Without `serve --threads` to size it by (the Flask test client, other WSGI servers).
+DEFAULT_WRITE_QUEUE = 8
+
+
 @dataclass
 class AppState:
     settings: Settings
     pool: ConnectionPool
+    # The database check `obsctl serve` ran at start (services.maintenance.check_integrity).
+    db_check: dict | None = None
 
 
 def route_modules():
     return [importlib.import_module(f"obsctl.web.routes.{name}") for name in ROUTE_MODULES]
 
 
-def create_app(settings: Settings | None = None, *, serving: bool = False) -> Flask:
+def create_app(settings: Settings | None = None, *, serving: bool = False,
+               db_check: dict | None = None) -> Flask:
     """Build the obsctl HTTP API for `settings` (default: from the environment).
+
+    `db_check` is the integrity check run at start, reported by GET /health.
 
     `serving` (only `obsctl serve`) also starts the route modules' background workers (their
     `start_background(app)`), kept in app.extensions["obsctl_workers"] for the server to stop.
@@ -53,7 +62,9 @@ def create_app(settings: Settings | None = None, *, serving: bool = False) -> Fl
     app = ObsctlFlask("obsctl")  # Allow names only the methods of the path's own route
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.json.sort_keys = False
-    app.extensions["obsctl"] = AppState(settings=settings, pool=ConnectionPool(settings.db_path))
+    pool = ConnectionPool(settings.db_path, write_queue=settings.write_queue or DEFAULT_WRITE_QUEUE,
+                          write_timeout=settings.write_timeout)
+    app.extensions["obsctl"] = AppState(settings=settings, pool=pool, db_check=db_check)
     install_access_log(app)
 
     CORS(app, origins=list(settings.cors_origins),

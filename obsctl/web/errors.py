@@ -14,7 +14,9 @@ from obsctl.errors import (
     ObsctlError,
     PayloadTooLarge,
     ServiceUnavailable,
+    StorageFull,
 )
+from obsctl.store.sqlite_errors import FULL_MESSAGE, is_busy, is_corrupt, is_full
 from obsctl.web.http import json_response
 
 STATUS_BY_ERROR = {
@@ -23,6 +25,7 @@ STATUS_BY_ERROR = {
     Conflict: 409,
     PayloadTooLarge: 413,
     ServiceUnavailable: 503,
+    StorageFull: 507,
 }
 
 _HTTP_MESSAGES = {
@@ -32,6 +35,10 @@ _HTTP_MESSAGES = {
     415: "unsupported media type",
     429: "rate limit exceeded; retry after the time in Retry-After",
 }
+
+
+def body_too_large_message(limit: int | None) -> str:
+    return f"request body too large; the limit is {limit} bytes"
 
 
 def error_body(message: str, details: list | None = None) -> dict:
@@ -45,7 +52,9 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ObsctlError)
     def _obsctl_error(exc: ObsctlError):
         status = next((s for cls, s in STATUS_BY_ERROR.items() if isinstance(exc, cls)), 400)
-        headers = {"Retry-After": "1"} if status == 503 else None
+        headers = {"Retry-After": str(getattr(exc, "retry_after", 1))} if status == 503 else None
+        if status == 507:
+            app.logger.warning("write refused: %s", exc.message)
         return json_response(error_body(exc.message, exc.details), status, headers)
 
     @app.errorhandler(HTTPException)
@@ -53,17 +62,24 @@ def register_error_handlers(app: Flask) -> None:
         status = exc.code or 500
         message = _HTTP_MESSAGES.get(status) or (exc.description or exc.name).strip()
         if status == 413:
-            limit = app.config.get("MAX_CONTENT_LENGTH")
-            message = f"request body too large; the limit is {limit} bytes"
+            message = body_too_large_message(app.config.get("MAX_CONTENT_LENGTH"))
         response = json_response(error_body(message), status)
         if status == 405 and getattr(exc, "valid_methods", None):
             response.headers["Allow"] = ", ".join(exc.valid_methods)
         return response
 
-    @app.errorhandler(sqlite3.OperationalError)
-    def _db_busy(exc: sqlite3.OperationalError):
-        if "locked" in str(exc) or "busy" in str(exc):
+    @app.errorhandler(sqlite3.DatabaseError)
+    def _db_error(exc: sqlite3.DatabaseError):
+        if is_busy(exc):
             return json_response(error_body("database is busy; retry shortly"), 503, {"Retry-After": "1"})
+        if is_full(exc):  # e.g. a large sort's temporary file on a full disk
+            app.logger.warning("database error: %s", exc)
+            return json_response(error_body(FULL_MESSAGE), 507)
+        if is_corrupt(exc):
+            app.logger.error("database error: %s (run `obsctl db info` to check the file)", exc)
+            return json_response(error_body(
+                "the database file is damaged (SQLite: database disk image is malformed); "
+                "the operator must restore it"), 500)
         app.logger.exception("database error")
         return json_response(error_body("internal server error"), 500)
 

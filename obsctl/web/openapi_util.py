@@ -36,6 +36,11 @@ def json_content(schema: dict, description: str = "OK") -> dict:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
+# Writes: the disk holding the database is full (nothing stored).
+STORAGE_FULL = {"507": json_content({"$ref": "#/components/schemas/Error"},
+                                    "The disk holding the database is full; nothing was stored")}
+
+
 def error_responses(*statuses: int) -> dict:
     return {str(s): {"$ref": f"#/components/responses/{_ERROR_NAMES[s]}"} for s in statuses}
 

@@ -29,9 +29,15 @@ class JsonErrorTask(ErrorTask):
 
     def execute(self) -> None:
         error = self.request.error
-        body = json.dumps(type(self).error_body(error.code, error.reason, error.body)).encode()
-        self.status = f"{error.code} {error.reason}"
-        self.response_headers.append(("Content-Type", "application/json"))
+        own = getattr(error, "json_response", None)
+        if own is not None:
+            # An error that already carries the app's JSON answer (the request gate's 401/413).
+            self.status, headers, body = own()
+            self.response_headers.extend(headers)
+        else:
+            body = json.dumps(type(self).error_body(error.code, error.reason, error.body)).encode()
+            self.status = f"{error.code} {error.reason}"
+            self.response_headers.append(("Content-Type", "application/json"))
         self.set_close_on_finish()  # the rest of the stream cannot be trusted, as in waitress
         self.content_length = len(body)
         self.write(body)

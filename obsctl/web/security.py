@@ -18,22 +18,34 @@ PUBLIC_PATHS = frozenset({"/health"})
 _RATE_LIMITED = "rate limit exceeded; retry after the time in Retry-After"
 
 
+def needs_api_key(method: str, path: str) -> bool:
+    """Every route but GET /health and CORS preflight needs the key (when one is set)."""
+    return method != "OPTIONS" and path not in PUBLIC_PATHS
+
+
+def api_key_problem(provided: str, expected: str) -> str | None:
+    """None when `provided` is the key (compared in constant time), else the 401 message."""
+    if hmac.compare_digest(provided.encode("utf-8", "replace"), expected.encode()):
+        return None
+    return "missing API key: send it in the X-API-Key header" if not provided else "invalid API key"
+
+
 def install_auth(app: Flask, settings: Settings) -> None:
-    """Require `X-API-Key` on every route but GET /health and CORS preflight when a key is set."""
+    """Require `X-API-Key` on every route but GET /health and CORS preflight when a key is set.
+
+    Under `obsctl serve` a request with a body and a wrong key is already refused when its
+    headers arrive (obsctl/web/server_guard.py); this check covers every other request.
+    """
     expected = settings.api_key
     if not expected:
         return
-    expected_bytes = expected.encode()
 
     @app.before_request
     def _check_api_key():
-        if request.method == "OPTIONS" or request.path in PUBLIC_PATHS:
+        if not needs_api_key(request.method, request.path):
             return None
-        provided = request.headers.get("X-API-Key", "")
-        if not hmac.compare_digest(provided.encode("utf-8", "replace"), expected_bytes):
-            message = "missing API key: send it in the X-API-Key header" if not provided else "invalid API key"
-            return json_response(error_body(message), 401)
-        return None
+        message = api_key_problem(request.headers.get("X-API-Key", ""), expected)
+        return json_response(error_body(message), 401) if message else None
 
 
 _HIT_COUNTS = "obsctl_ratelimit_counts"

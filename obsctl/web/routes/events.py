@@ -2,7 +2,7 @@ from flask import Blueprint
 
 from obsctl.services.ingest import ingest_events, parse_batch_body
 from obsctl.web.http import get_db, get_settings, json_body, json_response
-from obsctl.web.openapi_util import error_responses, json_content, operation
+from obsctl.web.openapi_util import STORAGE_FULL, error_responses, json_content, operation
 
 blueprint = Blueprint("events", __name__)
 RATE_GROUP = "events"
@@ -61,7 +61,8 @@ OPENAPI_PATHS = {
                     },
                 },
             }),
-            errors=error_responses(400, 413),
+            errors=error_responses(400, 413, 503),
+            extra_responses=STORAGE_FULL,
         )
     }
 }

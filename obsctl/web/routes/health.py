@@ -1,4 +1,4 @@
-from flask import Blueprint
+from flask import Blueprint, current_app
 
 from obsctl import __version__
 from obsctl.timeutil import now_iso
@@ -10,7 +10,14 @@ RATE_GROUP = "health"
 
 @blueprint.get("/health")
 def health():
-    return json_response({"status": "ok", "timestamp": now_iso(), "version": __version__})
+    # No database query: /health answers at once whatever the database is doing.
+    state = current_app.extensions["obsctl"]
+    check = state.db_check or {"quick_check": "not run", "checked_at": None}
+    return json_response({
+        "status": "ok", "timestamp": now_iso(), "version": __version__,
+        "database": {"quick_check": check["quick_check"], "checked_at": check["checked_at"],
+                     "writes_waiting": state.pool.writer.pending},
+    })
 
 
 OPENAPI_PATHS = {
@@ -29,6 +36,22 @@ OPENAPI_PATHS = {
                             "status": {"type": "string", "enum": ["ok"]},
                             "timestamp": {"$ref": "#/components/schemas/Timestamp"},
                             "version": {"type": "string"},
+                            "database": {
+                                "type": "object",
+                                "properties": {
+                                    "quick_check": {
+                                        "type": "string",
+                                        "enum": ["ok", "skipped", "not run"],
+                                        "description": "SQLite's quick_check at `obsctl serve` start "
+                                                       "(a damaged database is refused)",
+                                    },
+                                    "checked_at": {"type": ["string", "null"]},
+                                    "writes_waiting": {
+                                        "type": "integer", "minimum": 0,
+                                        "description": "writes waiting in the writer queue now",
+                                    },
+                                },
+                            },
                         },
                     }}},
                 },

@@ -6,7 +6,7 @@ from obsctl.services import otlp_wire as wire
 from obsctl.services.otlp import ingest_otlp
 from obsctl.web.errors import error_body
 from obsctl.web.http import get_db, get_settings, json_response
-from obsctl.web.openapi_util import error_responses, operation
+from obsctl.web.openapi_util import STORAGE_FULL, error_responses, operation
 
 blueprint = Blueprint("otlp", __name__)
 # Trace export is event ingest: it has the /events limit and shares its per-IP counter.
@@ -83,7 +83,8 @@ OPENAPI_PATHS = {
                                "in the request's content type",
                 "content": {"application/x-protobuf": _BINARY,
                             "application/json": {"schema": {"$ref": "#/components/schemas/OtlpExportResponse"}}}},
-            errors=error_responses(400, 413, 415),
+            errors=error_responses(400, 413, 415, 503),
+            extra_responses=STORAGE_FULL,
         )
     }
 }
