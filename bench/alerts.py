@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _dataset import bench_db_path, fresh_copy
 
 from obsctl.config import Settings
-from obsctl.services import alert_rules, alerts
+from obsctl.services import alerts
+from obsctl.services.alerts import rules as alert_rules
 from obsctl.services.metrics import METRICS
 from obsctl.store.db import open_db
 from obsctl.timeutil import parse_ts

@@ -99,8 +99,8 @@ def build_request(rng: random.Random, index: int, now_ns: int) -> bytes:
 
 def events_body(body: bytes) -> bytes:
     """The POST /events body holding the events the request's spans map to."""
-    from obsctl.services.otlp_mapping import explicit_session, span_to_event
-    from obsctl.services.otlp_wire import decode_protobuf
+    from obsctl.services.otlp.mapping import explicit_session, span_to_event
+    from obsctl.services.otlp.wire import decode_protobuf
 
     records = decode_protobuf(body)
     sessions = {r.trace_id: explicit_session(r) for r in records if explicit_session(r)}

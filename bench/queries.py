@@ -67,10 +67,10 @@ def pick_sessions(db, count: int, seed: int = 7) -> list[str]:
 
 def service_cases(db, ids: list[str]):
     from obsctl.services.analytics import get_analytics
-    from obsctl.services.compare import compare_sessions
-    from obsctl.services.explain import explain_session
-    from obsctl.services.export import export_session
     from obsctl.services.sessions import get_session, list_sessions
+    from obsctl.services.sessions.compare import compare_sessions
+    from obsctl.services.sessions.explain import explain_session
+    from obsctl.services.sessions.export import export_session
 
     return {
         "sessions list": lambda i: list_sessions(db, limit=50, offset=(i % 20) * 50),

@@ -54,7 +54,7 @@ def main() -> None:
 
     from obsctl.config import Settings
     from obsctl.services import scorecards, sla
-    from obsctl.services.sla_summary import sla_summary
+    from obsctl.services.sla.summary import sla_summary
     from obsctl.store.db import open_db
     from obsctl.timeutil import parse_ts
 

@@ -1,7 +1,7 @@
 """Generate the shell completion scripts for obsctl and printq (run by `make completions`).
 
 The scripts come from the installed commands themselves (Typer's completion support), so
-they cannot drift from the real options; tests/test_cli_help.py checks they are current.
+they cannot drift from the real options; tests/obsctl/test_cli_help.py checks they are current.
 
     python completions/generate.py [OUTPUT_DIR]
 """

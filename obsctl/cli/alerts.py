@@ -16,7 +16,8 @@ from obsctl.cli.base import (
     settings_of,
 )
 from obsctl.cli.options import checked, int_option, on_off
-from obsctl.services import alert_rules, alerts
+from obsctl.services import alerts
+from obsctl.services.alerts import rules as alert_rules
 from obsctl.text import plural
 
 app = ObsTyper(help="Alert rules on agent metrics, their evaluation and fired alerts.\n\n"
@@ -181,7 +182,7 @@ def evaluate(
 
     Example: * * * * * obsctl alerts evaluate --exit-code || notify-admins
     """
-    from obsctl.services.webhook_delivery import deliver_due
+    from obsctl.services.webhooks.delivery import deliver_due
 
     settings = settings_of(ctx)
     db = open_existing(ctx)

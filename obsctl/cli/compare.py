@@ -41,7 +41,7 @@ def compare_command(
 
     Example: obsctl compare sess-41 sess-42
     """
-    from obsctl.services.compare import compare_sessions
+    from obsctl.services.sessions.compare import compare_sessions
 
     data = compare_sessions(open_readonly(ctx), session_a, session_b)
     if json_:

@@ -25,7 +25,7 @@ def explain_command(
 
     Example: obsctl explain sess-42 --raw > sess-42.md
     """
-    from obsctl.services.explain import explain_session
+    from obsctl.services.sessions.explain import explain_session
 
     data = explain_session(open_readonly(ctx), session_id)
     if json_:

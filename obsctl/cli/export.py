@@ -16,7 +16,7 @@ from obsctl.errors import InvalidInput
 
 
 def _check_format(value: str) -> str:
-    from obsctl.services.export import check_format
+    from obsctl.services.sessions.export import check_format
 
     return check_format(value)
 
@@ -38,7 +38,7 @@ def export_command(
 
     Example: obsctl export sess-42 --format csv -o sess-42.csv
     """
-    from obsctl.services.export import export_session
+    from obsctl.services.sessions.export import export_session
 
     if json_ and fmt != "json":
         raise typer.BadParameter("--json cannot be combined with --format csv", param_hint="--json")

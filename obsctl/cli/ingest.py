@@ -28,7 +28,7 @@ BATCH_SIZE = IntParam("batch_size", 1, 100000, default=1000)
 
 
 def _check_format(fmt: str) -> str:
-    from obsctl.services.event_source import FORMATS
+    from obsctl.services.ingest.source import FORMATS
 
     formats = (*FORMATS, "otlp-json")
     if fmt not in formats:
@@ -60,8 +60,8 @@ def ingest_command(
 
     Example: cat events.jsonl | obsctl ingest -
     """
-    from obsctl.services import event_source
-    from obsctl.services.ingest_stream import ingest_stream
+    from obsctl.services.ingest import source as event_source
+    from obsctl.services.ingest.stream import ingest_stream
 
     stream, total_bytes, label = _open_source(source)
     reader = event_source.CountingReader(stream)
@@ -86,7 +86,7 @@ def ingest_command(
     try:
         with progress:
             if fmt == "otlp-json":
-                from obsctl.services.otlp_file import ingest_otlp_stream
+                from obsctl.services.otlp.file import ingest_otlp_stream
 
                 summary = ingest_otlp_stream(db, reader, strict=strict, max_future=max_future,
                                              on_reject=on_reject,

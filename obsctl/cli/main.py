@@ -8,13 +8,13 @@ import typer
 
 from obsctl import __version__
 from obsctl.cli import (
-    admin,
     alerts,
     analytics,
     compare,
     explain,
     export,
     ingest,
+    maintenance,
     postmortem,
     scorecards,
     serve,
@@ -65,8 +65,8 @@ app.command("explain")(explain.explain_command)
 app.command("export")(export.export_command)
 app.command("compare")(compare.compare_command)
 app.command("analytics")(analytics.analytics_command)
-app.command("prune")(admin.prune_command)
-app.add_typer(admin.db_app, name="db")
+app.command("prune")(maintenance.prune_command)
+app.add_typer(maintenance.db_app, name="db")
 app.add_typer(alerts.app, name="alerts")
 app.add_typer(webhooks.app, name="webhooks")
 app.add_typer(triage.app, name="triage")

@@ -16,7 +16,7 @@ from obsctl.cli.base import (
 )
 from obsctl.cli.options import int_option
 from obsctl.services import scorecards as service
-from obsctl.services.scorecard_scoring import DIMENSIONS
+from obsctl.services.scorecards.scoring import DIMENSIONS
 from obsctl.text import plural
 
 app = ObsTyper(no_args_is_help=False)

@@ -7,7 +7,7 @@ import typer
 from obsctl.cli.base import ObsTyper, emit_json, open_readonly, render_table, stdout_is_tty
 from obsctl.cli.options import checked, int_option
 from obsctl.services import sessions as service
-from obsctl.services.session_fields import tool_parts
+from obsctl.services.sessions.fields import tool_parts
 from obsctl.text import plural
 
 app = ObsTyper(help="List sessions and show one with its events.\n\nExample: obsctl sessions list --status error")

@@ -179,7 +179,7 @@ def summary_command(ctx: typer.Context, json_: bool = _JSON) -> None:
 
     Example: obsctl sla summary
     """
-    from obsctl.services.sla_summary import sla_summary
+    from obsctl.services.sla.summary import sla_summary
 
     data = sla_summary(open_readonly(ctx))
     if json_ or not stdout_is_tty():

@@ -2,7 +2,7 @@
 
 Analytics' event-level sections (model usage, event types, hourly activity) would otherwise
 scan every event on each request (about 0.5 s at 1M events). The ingest transaction adds
-each batch's totals here (`add_rows`, called from store/events.write_batch), so the rollup
+each batch's totals here (`add_rows`, called from store/ingest.write_batch), so the rollup
 commits or rolls back with the events and is never stale. A missing model is stored as ''.
 `rebuild` recomputes it from the events (migration backfill, and repair when the counts
 ever disagree).
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-# Positions in the event rows written by store/events.py (EVENT_COLUMNS; a test pins them).
+# Positions in the event rows written by store/ingest.py (EVENT_COLUMNS; a test pins them).
 _TYPE, _TS, _MODEL, _IN, _OUT, _DURATION = 2, 3, 4, 5, 6, 7
 
 CREATE_TABLE = """

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 import sqlite_utils
 
-from obsctl.store import events as event_store
+from obsctl.store import ingest as event_store
 
 _CHUNK = 900
 

@@ -19,7 +19,7 @@ from obsctl.web.security import create_limiter, install_auth, limit_blueprint
 # `OPENAPI_PATHS` (see obsctl/web/openapi.py).
 ROUTE_MODULES = (
     "health",
-    "events",
+    "ingest",
     "otlp",
     "sessions",
     "session_views",

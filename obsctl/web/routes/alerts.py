@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app
 
-from obsctl.services import alert_rules, alerts
+from obsctl.services import alerts
+from obsctl.services.alerts import rules as alert_rules
 from obsctl.services.operators import spellings
 from obsctl.web.http import (
     bool_arg,
@@ -65,7 +66,7 @@ def evaluate():
     if sender is not None:
         sender.wake()
     else:
-        from obsctl.services.webhook_delivery import deliver_due
+        from obsctl.services.webhooks.delivery import deliver_due
 
         deliver_due(db, settings)
     return json_response(body)

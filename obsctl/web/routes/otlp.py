@@ -2,8 +2,7 @@
 
 from flask import Blueprint, Response, request
 
-from obsctl.services import otlp_wire as wire
-from obsctl.services.otlp import ingest_otlp
+from obsctl.services.otlp import ingest_otlp, wire
 from obsctl.web.errors import error_body
 from obsctl.web.http import get_db, get_settings, json_response
 from obsctl.web.openapi_util import STORAGE_FULL, error_responses, operation

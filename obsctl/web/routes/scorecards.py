@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint
 
 from obsctl.services import scorecards as service
-from obsctl.services.scorecard_scoring import DIMENSIONS
+from obsctl.services.scorecards.scoring import DIMENSIONS
 from obsctl.web.http import get_db, get_settings, int_arg, json_response
 from obsctl.web.openapi_util import (
     error_responses,

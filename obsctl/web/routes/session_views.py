@@ -6,9 +6,9 @@ The explain and export routes take any session id, including ids with `/` (path 
 
 from flask import Blueprint, Response, request
 
-from obsctl.services.compare import compare_sessions, parse_compare_body
-from obsctl.services.explain import explain_session
-from obsctl.services.export import export_session
+from obsctl.services.sessions.compare import compare_sessions, parse_compare_body
+from obsctl.services.sessions.explain import explain_session
+from obsctl.services.sessions.export import export_session
 from obsctl.web.http import get_db, json_body, json_response
 from obsctl.web.openapi_util import (
     error_responses,

@@ -8,7 +8,7 @@ from obsctl.errors import InvalidInput
 from obsctl.services import sla as service
 from obsctl.services.metrics import METRICS
 from obsctl.services.operators import spellings
-from obsctl.services.sla_summary import sla_summary
+from obsctl.services.sla.summary import sla_summary
 from obsctl.web.http import get_db, get_settings, int_arg, json_body, json_response, str_arg
 from obsctl.web.openapi_util import (
     NOT_BLANK,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Flask, request
 
 from obsctl.services import webhooks as service
-from obsctl.services.webhook_payloads import FORMATS
+from obsctl.services.webhooks.payloads import FORMATS
 from obsctl.web.http import get_db, get_settings, int_arg, json_body, json_response, str_arg
 from obsctl.web.openapi_util import (
     NOT_BLANK,
@@ -24,7 +24,7 @@ SENDER_KEY = "obsctl_webhook_sender"
 
 def start_background(app: Flask):
     """Start the webhook sender of a served app; returns it (it has `stop()`)."""
-    from obsctl.services.webhook_sender import WebhookSender
+    from obsctl.services.webhooks.sender import WebhookSender
 
     sender = WebhookSender(app.extensions["obsctl"].settings).start()
     app.extensions[SENDER_KEY] = sender

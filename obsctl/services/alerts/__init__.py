@@ -1,0 +1,146 @@
+"""Evaluating alert rules, and the alert events they produce (list, acknowledge).
+
+`evaluate_alerts` computes every enabled rule's metric (one scan per window and agent, see
+services/metrics.py), then fires in one short write transaction: each firing writes its alert
+event, stamps the rule's last_fired_at and queues one webhook delivery per matching webhook
+(the outbox), all committed together. Deliveries are attempted afterwards, so a receiver that
+is down or slow never loses an alert, never holds the write lock and never delays the result.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+import sqlite_utils
+
+from obsctl.errors import NotFound
+from obsctl.params import IntParam
+from obsctl.services import webhooks
+from obsctl.services.alerts.rules import rule_view
+from obsctl.services.metrics import compute_metric_groups
+from obsctl.services.pricing import pricer_for
+from obsctl.store import alerts as store
+from obsctl.store.db import write_transaction
+from obsctl.timeutil import format_ts, now, now_iso, parse_ts
+
+EQUALITY_TOLERANCE = 1e-9
+EVENTS_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
+
+
+def compare(value: float, operator: str, threshold: float) -> bool:
+    """Apply a rule operator; == and != use an absolute tolerance of 1e-9."""
+    if operator == "<":
+        return value < threshold
+    if operator == ">":
+        return value > threshold
+    if operator == "<=":
+        return value <= threshold
+    if operator == ">=":
+        return value >= threshold
+    if operator == "==":
+        return abs(value - threshold) <= EQUALITY_TOLERANCE
+    if operator == "!=":
+        return abs(value - threshold) > EQUALITY_TOLERANCE
+    raise ValueError(f"unknown operator {operator!r}")
+
+
+def alert_view(row: dict) -> dict:
+    """The public form of an alert event."""
+    return {
+        "alert_id": row["alert_id"],
+        "rule_id": row["rule_id"],
+        "rule_name": row["rule_name"],
+        "metric": row["metric"],
+        "operator": row["operator"],
+        "threshold": row["threshold"],
+        "value": row["value"],
+        "window_minutes": row["window_minutes"],
+        "agent_filter": row["agent_filter"],
+        "fired_at": row["fired_at"],
+        "acknowledged": bool(row["acknowledged"]),
+        "acknowledged_at": row["acknowledged_at"],
+    }
+
+
+def _in_cooldown(rule: dict, last_fired: str | None, at: datetime) -> bool:
+    if not last_fired or rule["cooldown_minutes"] <= 0:
+        return False
+    return at - parse_ts(last_fired) < timedelta(minutes=rule["cooldown_minutes"])
+
+
+def evaluate_alerts(db: sqlite_utils.Database, settings, *, at: datetime | None = None) -> dict:
+    """Evaluate every enabled rule now (or `at`), fire those whose condition holds.
+
+    Returns `{"evaluated_at", "evaluated", "fired", "results": [...]}`; each result has the
+    rule's metric value and a status: fired, ok, cooldown or no_data (no data in the window;
+    never fires). Deliveries of the alerts fired are queued, not sent: the caller runs a
+    delivery pass (services/webhooks/delivery.deliver_due) or wakes the background sender.
+    """
+    at = at or now()
+    evaluated_at = format_ts(at)
+    rules = store.list_rules(db, enabled_only=True)
+    windows = {r["rule_id"]: format_ts(at - timedelta(minutes=r["window_minutes"])) for r in rules}
+    queries = [(r["metric"], windows[r["rule_id"]], evaluated_at, r["agent_filter"]) for r in rules]
+    values = compute_metric_groups(db, queries, pricer=pricer_for(settings))
+
+    results, candidates = [], []
+    for rule, query in zip(rules, queries):
+        value = values[query]
+        result = {"rule_id": rule["rule_id"], "name": rule["name"], "metric": rule["metric"],
+                  "operator": rule["operator"], "threshold": rule["threshold"], "value": value,
+                  "status": "no_data" if value is None else "ok"}
+        results.append(result)
+        if value is not None and compare(value, rule["operator"], rule["threshold"]):
+            candidates.append((rule, result))
+
+    if candidates:
+        _fire(db, candidates, at)
+    fired = sum(1 for r in results if r["status"] == "fired")
+    body = {"evaluated_at": evaluated_at, "evaluated": len(results), "fired": fired,
+            "results": results}
+    return body
+
+
+def _fire(db: sqlite_utils.Database, candidates: list, at: datetime) -> None:
+    """Record firings, re-checking cooldowns under the write lock so that two concurrent
+    evaluations (cron and the API) cannot both fire the same rule."""
+    fired_at = format_ts(at)
+    with write_transaction(db):
+        last = store.last_fired_at(db, [rule["rule_id"] for rule, _ in candidates])
+        hooks = webhooks.enabled_webhooks(db)
+        for rule, result in candidates:
+            if rule["rule_id"] not in last:
+                continue  # deleted since the metrics were computed
+            if _in_cooldown(rule, last[rule["rule_id"]], at):
+                result["status"] = "cooldown"
+                continue
+            alert = {
+                "alert_id": f"alert_{uuid.uuid4().hex[:16]}", "rule_id": rule["rule_id"],
+                "rule_name": rule["name"], "metric": rule["metric"], "operator": rule["operator"],
+                "threshold": rule["threshold"], "value": result["value"],
+                "window_minutes": rule["window_minutes"], "agent_filter": rule["agent_filter"],
+                "fired_at": fired_at, "acknowledged": 0, "acknowledged_at": None,
+            }
+            store.record_firing(db, alert)
+            rule = {**rule, "last_fired_at": fired_at}
+            webhooks.enqueue_alert(db, hooks, alert_view(alert), rule_view(rule), fired_at)
+            result["status"] = "fired"
+            result["alert_id"] = alert["alert_id"]
+
+
+def list_alert_events(db: sqlite_utils.Database, *, limit: int | None = None,
+                      unacknowledged: bool = False, rule_id: str | None = None) -> dict:
+    """`{"events": [...], "total": N}` newest first; limit default 50, 1-500 (more counts as 500)."""
+    limit = EVENTS_LIMIT.check(limit)
+    rows, total = store.list_alerts(db, limit=limit, unacknowledged=unacknowledged, rule_id=rule_id)
+    return {"events": [alert_view(r) for r in rows], "total": total}
+
+
+def acknowledge_alert(db: sqlite_utils.Database, alert_id: str) -> dict:
+    """Mark an alert event acknowledged; acknowledging again keeps the first timestamp."""
+    with write_transaction(db):
+        if not store.acknowledge_alert(db, alert_id, now_iso()):
+            raise NotFound(f"alert {alert_id!r} not found")
+        return alert_view(store.get_alert(db, alert_id))
+

@@ -1,0 +1,137 @@
+"""Ingest of a whole stream (file or pipe) in batches, as `obsctl ingest` does it.
+
+Valid records are stored batch by batch while bad ones are reported with their location;
+with `strict`, the whole stream is one transaction and nothing is stored if any is bad (an
+event with a field obsctl does not know is bad then; otherwise it is stored and counted in
+the summary's `warnings`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import sqlite_utils
+
+from obsctl.errors import InvalidInput
+from obsctl.services.ingest import DEFAULT_MAX_FUTURE_SKEW, UnknownFields, store_events, validate_events
+from obsctl.services.ingest.source import Unreadable
+from obsctl.store.db import write_transaction
+
+DEFAULT_BATCH = 1000
+
+
+@dataclass
+class StreamSummary:
+    events: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    session_ids: set[str] = field(default_factory=set)
+    unknown_fields: UnknownFields = field(default_factory=UnknownFields)
+
+    def warnings(self) -> list[dict]:
+        return self.unknown_fields.warnings()
+
+    def as_dict(self) -> dict:
+        data = {
+            "events": self.events,
+            "stored": self.stored,
+            "duplicates": self.duplicates,
+            "rejected": self.rejected,
+            "sessions": len(self.session_ids),
+        }
+        warnings = self.warnings()
+        if warnings:
+            data["warnings"] = warnings
+        return data
+
+
+class _StrictAbort(Exception):
+    pass
+
+
+def ingest_stream(
+    db: sqlite_utils.Database,
+    records: Iterable[tuple[int, Any]],
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    strict: bool = False,
+    max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW,
+    on_reject: Callable[[int, str], None] = lambda loc, msg: None,
+    on_batch: Callable[[StreamSummary], None] = lambda summary: None,
+) -> StreamSummary:
+    """Validate and store `records` ((location, raw event) pairs) in batches."""
+    summary = StreamSummary()
+
+    def validate(raw: list) -> tuple[list, list[dict]]:
+        return validate_events(raw, max_future=max_future, unknown=summary.unknown_fields,
+                               strict_fields=strict)
+
+    def run() -> None:
+        for valid, rejects in _validated_batches(records, batch_size, validate):
+            for location, message in rejects:
+                summary.rejected += 1
+                on_reject(location, message)
+            if strict and summary.rejected:
+                continue  # keep reading: every bad record is reported
+            result = store_events(db, valid)
+            summary.events += result.processed
+            summary.stored += result.stored
+            summary.duplicates += result.duplicates
+            summary.session_ids |= result.sessions
+            on_batch(summary)
+
+    if not strict:
+        run()
+        return summary
+    try:
+        with write_transaction(db):
+            run()
+            if summary.rejected:
+                raise _StrictAbort()
+    except _StrictAbort:
+        raise InvalidInput(
+            f"{summary.rejected} record(s) rejected; --strict: nothing was stored"
+        ) from None
+    return summary
+
+
+def _validated_batches(records: Iterable[tuple[int, Any]], batch_size: int, validate: Callable
+                       ) -> Iterator[tuple[list, list[tuple[int, str]]]]:
+    """Parse-side work: (valid events, [(location, reason) rejected]) per batch."""
+    raw: list = []
+    locations: list[int] = []
+    rejects: list[tuple[int, str]] = []
+    for location, value in records:
+        if isinstance(value, Unreadable):
+            rejects.append((location, value.message))
+            continue
+        raw.append(value)
+        locations.append(location)
+        if len(raw) >= batch_size:
+            yield _validate(validate, raw, locations, rejects)
+            raw, locations, rejects = [], [], []
+    if raw or rejects:
+        yield _validate(validate, raw, locations, rejects)
+
+
+def _validate(validate: Callable, raw: list, locations: list[int], rejects: list) -> tuple[list, list]:
+    valid, errors = validate(raw)
+    by_index: dict[int, list[str]] = {}
+    for e in errors:
+        by_index.setdefault(e["index"], []).append(_described(e))
+    rejects.extend((locations[index], "; ".join(messages)) for index, messages in by_index.items())
+    rejects.sort()
+    return valid, rejects
+
+
+
+def _described(error: dict) -> str:
+    """An error detail as a sentence: `tokens_in must be ...`, `the object is not an event ...`."""
+    if error["field"]:
+        return f"{error['field']} {error['message']}"
+    message = error["message"]
+    return f"the object {message}" if message.startswith(("is ", "has ")) else message

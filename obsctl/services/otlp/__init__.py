@@ -1,0 +1,173 @@
+"""OTLP trace ingest: each span becomes one event, stored by the same ingest as POST /events
+(the same validation, one transaction per export request, idempotent on the event id
+`<trace id>:<span id>`, incrementally maintained session totals).
+
+Sessions: a span's own session attribute wins; otherwise the session named by any span of
+the same trace in the request; otherwise the session remembered for the trace from an
+earlier request; otherwise the trace id. When a trace's session becomes known, the link is
+remembered and the spans stored earlier under the trace id move into the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import orjson
+import sqlite_utils
+
+from obsctl.services.ingest import (
+    DEFAULT_MAX_FUTURE_SKEW,
+    MAX_ID_LEN,
+    MAX_TEXT_LEN,
+    store_events,
+    validate_events,
+)
+from obsctl.services.otlp.mapping import explicit_agent, explicit_session, service_name, span_to_event
+from obsctl.services.otlp.wire import RejectedSpan, SpanRecord, decode_request
+from obsctl.store import otlp as otlp_store
+from obsctl.store.db import run_write, write_transaction
+
+# How many rejected spans are named in partial_success.error_message.
+MAX_NAMED_REJECTIONS = 5
+
+
+@dataclass
+class OtlpResult:
+    spans: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    moved: int = 0
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (trace:span, why)
+    sessions: set[str] = field(default_factory=set)
+
+    @property
+    def rejected_spans(self) -> int:
+        return len(self.rejected)
+
+    @property
+    def used(self) -> int:
+        """Spans that were valid (newly stored or already stored)."""
+        return self.spans - len(self.rejected)
+
+    def error_message(self) -> str:
+        """The `partial_success.error_message`: how many spans were rejected and why."""
+        if not self.rejected:
+            return ""
+        named = "; ".join(f"{label}: {why}" for label, why in self.rejected[:MAX_NAMED_REJECTIONS])
+        more = len(self.rejected) - MAX_NAMED_REJECTIONS
+        noun = "span" if len(self.rejected) == 1 else "spans"
+        return f"{len(self.rejected)} {noun} rejected: {named}" + (f"; and {more} more" if more > 0 else "")
+
+
+def ingest_otlp(db: sqlite_utils.Database, body: bytes, fmt: str, *,
+                max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW) -> OtlpResult:
+    """Ingest one OTLP export request body (`fmt`: protobuf or json, already decompressed)."""
+    return ingest_spans(db, decode_request(body, fmt), max_future=max_future)
+
+
+def ingest_spans(db: sqlite_utils.Database, decoded: Sequence[SpanRecord | RejectedSpan], *,
+                 max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW) -> OtlpResult:
+    """Map decoded spans to events and store the usable ones in one transaction; spans that
+    start more than `max_future` ahead of the clock are rejected like other bad spans."""
+    result = OtlpResult(spans=len(decoded))
+    records: list[SpanRecord] = []
+    for item in decoded:
+        if type(item) is RejectedSpan:
+            result.rejected.append((item.label, item.message))
+        else:
+            records.append(item)
+    if not records:
+        return result
+    # Children end, and are exported, before their parents: storing in start order keeps a
+    # session's timeline in order where start times tie at millisecond precision.
+    records.sort(key=lambda r: r.start_ns)
+
+    own = [explicit_session(r) for r in records]
+    named: dict[str, str] = {}  # trace id -> first session named in this request
+    for record, session_id in zip(records, own):
+        # An id too long to store is not spread over the trace; its own span is rejected.
+        if session_id is not None and record.trace_id not in named and len(session_id) <= MAX_ID_LEN:
+            named[record.trace_id] = session_id
+    # Mapping is the expensive part; it happens before the write lock is taken.
+    raw = [span_to_event(r, "") for r in records]
+    trace_ids = list(dict.fromkeys(r.trace_id for r in records))
+
+    # In the server this runs on the writer thread (see obsctl/store/writer.py).
+    stored, moved, rejected = run_write(
+        db, lambda wdb: _store_spans(wdb, records, raw, own, named, trace_ids, max_future))
+    result.moved += moved
+    result.rejected.extend(rejected)
+    result.stored = stored.stored
+    result.duplicates = stored.duplicates
+    result.sessions = stored.sessions
+    return result
+
+
+def _store_spans(db: sqlite_utils.Database, records: list[SpanRecord], raw: list[dict],
+                 own: list[str | None], named: dict[str, str], trace_ids: list[str],
+                 max_future: timedelta | None):
+    """Give each span its session (from the request or remembered traces) and store the
+    usable ones, in one transaction. Returns (stored, spans moved, rejections); it may run
+    again if its transaction had to be redone, so it changes nothing outside the database."""
+    with write_transaction(db):
+        remembered = otlp_store.trace_sessions(db, trace_ids)
+        new_links = [(t, s) for t, s in named.items() if t not in remembered]
+        moved = 0
+        if new_links:
+            otlp_store.link_traces(db, new_links)
+            # Spans stored earlier without a known session are in a session named after
+            # the trace; one query finds which of the traces have such a session.
+            early = otlp_store.session_agents(db, [t for t, s in new_links if s != t])
+            for trace_id, session_id in new_links:
+                if trace_id in early and session_id != trace_id:
+                    moved += otlp_store.move_trace_events(db, trace_id, trace_id, session_id)
+        for record, event, session_id in zip(records, raw, own):
+            trace_id = record.trace_id
+            event["session_id"] = session_id or named.get(trace_id) or remembered.get(trace_id) or trace_id
+
+        valid, errors = validate_events(raw, max_future=max_future)
+        stored = store_events(db, valid)
+        _fill_sessions(db, records, raw)
+    return stored, moved, _rejections(records, errors) if errors else []
+
+
+def _rejections(records: list[SpanRecord], errors: list[dict]) -> list[tuple[str, str]]:
+    by_index: dict[int, list[str]] = {}
+    for e in errors:
+        by_index.setdefault(e["index"], []).append(
+            f"{e['field']} {e['message']}" if e["field"] else e["message"])
+    return [(f"{records[i].trace_id}:{records[i].span_id}", "; ".join(messages))
+            for i, messages in by_index.items()]
+
+
+def _fill_sessions(db: sqlite_utils.Database, records: list[SpanRecord], raw: list[dict]) -> None:
+    """Session metadata from resource attributes; the agent name from the agent span.
+
+    An auto-created session takes the agent name of its first event, often the service
+    name of an LLM span; an agent name set by the instrumentation (from the earliest agent
+    span) replaces it, but never a name another source gave the session.
+    """
+    metadata: dict[str, str] = {}
+    agents: dict[str, tuple[int, str]] = {}
+    fallbacks: dict[str, set] = {}
+    for record, event in zip(records, raw):
+        session_id = event["session_id"]
+        if session_id not in metadata and record.resource:
+            metadata[session_id] = orjson.dumps(record.resource).decode()
+        fallbacks.setdefault(session_id, {"unknown"}).add(service_name(record))
+        agent = explicit_agent(record)
+        if agent is None or len(agent) > MAX_TEXT_LEN:
+            continue
+        if session_id not in agents or record.start_ns < agents[session_id][0]:
+            agents[session_id] = (record.start_ns, agent)
+    otlp_store.fill_session_metadata(db, [(m, s) for s, m in metadata.items()])
+    if not agents:
+        return
+    current = otlp_store.session_agents(db, list(agents))
+    otlp_store.set_session_agents(db, [
+        (agent, session_id) for session_id, (_, agent) in agents.items()
+        if session_id in current and current[session_id] != agent
+        and current[session_id] in fallbacks[session_id]
+    ])

@@ -1,0 +1,369 @@
+"""Mapping OpenTelemetry spans to obsctl events: the attribute table of spec OTLP.md.
+
+Attribute names of several conventions are read, first present wins: the OpenTelemetry
+GenAI semantic conventions (current and deprecated names), OpenInference (Phoenix),
+OpenLLMetry/Traceloop, Langfuse, Laminar and MLflow. Attributes are read from the span,
+falling back to the resource. The session id is resolved per trace by the ingest service
+(obsctl/services/otlp.py); everything else about an event comes from its own span.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import orjson
+
+from obsctl.services.otlp.wire import SpanRecord
+
+SESSION_KEYS = (
+    "session.id",
+    "gen_ai.conversation.id",
+    "langfuse.session.id",
+    "traceloop.association.properties.session_id",
+    "lmnr.association.properties.session_id",
+    "mlflow.trace.session",
+    "session_id",
+    "thread_id",
+    "conversation_id",
+)
+MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+TOKENS_IN_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
+TOKENS_OUT_KEYS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
+                   "llm.token_count.completion")
+
+LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
+AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent", "invoke_workflow"})
+TOOL, LLM, AGENT = "tool", "llm", "agent"
+_EVENT_TYPES = {TOOL: "tool_call", LLM: "llm_call", AGENT: "decision"}
+SPAN_KIND_NAMES = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer",
+                   5: "consumer"}
+STATUS_ERROR = 2
+
+# Attributes whose content goes to input_data, output_data or tool_call; they are not
+# repeated in the event's metadata.
+_CONTENT_KEYS = frozenset({
+    "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+    "input.value", "output.value", "gen_ai.prompt", "gen_ai.completion",
+    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "tool.parameters",
+    "traceloop.entity.input", "traceloop.entity.output",
+})
+# OpenLLMetry flattens messages: gen_ai.prompt.0.role, gen_ai.prompt.0.content, ...
+_PROMPT_PREFIX = "gen_ai.prompt."
+_COMPLETION_PREFIX = "gen_ai.completion."
+# Parsed JSON deeper than this could not be written back by the JSON encoder.
+_MAX_BRACKETS = 200
+
+
+def attr(span: SpanRecord, key: str) -> Any:
+    """An attribute of the span, falling back to the span's resource."""
+    return span.lookup.get(key)
+
+
+def first_attr(span: SpanRecord, keys: tuple[str, ...]) -> Any:
+    get = span.lookup.get
+    for key in keys:
+        value = get(key)
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def _identifier(value: Any) -> str | None:
+    """Ids and names as text; integers (a numeric thread id) are accepted too."""
+    if type(value) is str:
+        return value or None
+    if type(value) is int:
+        return str(value)
+    return None
+
+
+def explicit_session(span: SpanRecord) -> str | None:
+    """The session id the span (or its resource) names, if any."""
+    get = span.lookup.get
+    for key in SESSION_KEYS:
+        value = get(key)
+        if value is not None:
+            value = _identifier(value)
+            if value is not None:
+                return value
+    return None
+
+
+def explicit_agent(span: SpanRecord) -> str | None:
+    """An agent name set by the instrumentation, as opposed to the service name."""
+    name = _identifier(attr(span, "gen_ai.agent.name"))
+    if name is None and attr(span, "traceloop.span.kind") == "agent":
+        name = _identifier(attr(span, "traceloop.entity.name"))
+    return name
+
+
+def service_name(span: SpanRecord) -> str | None:
+    return _identifier(attr(span, "service.name"))
+
+
+def span_role(span: SpanRecord) -> str | None:
+    """tool, llm or agent; explicit operation names and span kinds win over a model hint."""
+    operation = attr(span, "gen_ai.operation.name")
+    oi_kind = attr(span, "openinference.span.kind")
+    oi_kind = oi_kind.upper() if type(oi_kind) is str else None
+    tl_kind = attr(span, "traceloop.span.kind")
+    if operation == "execute_tool" or oi_kind == "TOOL" or tl_kind == "tool":
+        return TOOL
+    if operation in LLM_OPERATIONS or oi_kind in ("LLM", "EMBEDDING"):
+        return LLM
+    if operation in AGENT_OPERATIONS or oi_kind in ("AGENT", "CHAIN") or tl_kind in ("agent", "workflow"):
+        return AGENT
+    if attr(span, "gen_ai.request.model") is not None:
+        return LLM
+    return None
+
+
+def ns_to_iso(ns: int) -> str:
+    """Unix nanoseconds as obsctl's normalised timestamp text (UTC, milliseconds, Z)."""
+    seconds, rest = divmod(ns, 1_000_000_000)
+    t = time.gmtime(seconds)
+    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
+            f"{t.tm_sec:02d}.{rest // 1_000_000:03d}Z")
+
+
+def span_to_event(span: SpanRecord, session_id: str) -> dict:
+    """The raw event (as POST /events takes it) for one span of session `session_id`."""
+    role = span_role(span)
+    attrs = span.attributes
+    other, prompts, completions = _split_attributes(attrs)
+    event: dict[str, Any] = {
+        "event_id": f"{span.trace_id}:{span.span_id}",
+        "session_id": session_id,
+        "event_type": _EVENT_TYPES.get(role, "generic"),
+        "timestamp": ns_to_iso(span.start_ns),
+    }
+    if span.parent_span_id:
+        event["parent_id"] = f"{span.trace_id}:{span.parent_span_id}"
+    if span.end_ns >= span.start_ns:
+        event["duration_ms"] = (span.end_ns - span.start_ns) / 1e6
+    agent = explicit_agent(span) or service_name(span)
+    if agent is not None:
+        event["agent_name"] = agent
+    model = first_attr(span, MODEL_KEYS)
+    if model is not None:
+        event["model"] = model
+    tokens_in = _count(first_attr(span, TOKENS_IN_KEYS))
+    if tokens_in is not None:
+        event["tokens_in"] = tokens_in
+    tokens_out = _count(first_attr(span, TOKENS_OUT_KEYS))
+    if tokens_out is not None:
+        event["tokens_out"] = tokens_out
+
+    input_data = _input_data(span, prompts)
+    output_data, reasoning = _output_data(span, completions)
+    tool_call = _tool_call(span, role)
+    error = _error(span)
+    if error is not None:
+        event["event_type"] = "tool_error" if role == TOOL else "error"
+        output_data = {**(output_data or {}), **error}
+    if input_data is not None:
+        event["input_data"] = input_data
+    if output_data is not None:
+        event["output_data"] = output_data
+    if tool_call is not None:
+        event["tool_call"] = tool_call
+    if reasoning:
+        event["decision_trace"] = {"reasoning": reasoning}
+    event["metadata"] = _metadata(span, other)
+    return event
+
+
+def _count(value: Any) -> Any:
+    """A token count as an integer; anything else is passed on for validation to report."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    if type(value) is str and value.isdigit():
+        return int(value)
+    return value
+
+
+def _split_attributes(attrs: dict) -> tuple[dict, list, list]:
+    """(attributes kept in metadata, flattened prompt messages, flattened completions)."""
+    other: dict = {}
+    prompts: dict[int, dict] = {}
+    completions: dict[int, dict] = {}
+    for key, value in attrs.items():
+        if key in _CONTENT_KEYS:
+            continue
+        if key.startswith("gen_ai."):
+            if key.startswith(_PROMPT_PREFIX) and _put_indexed(prompts, key[len(_PROMPT_PREFIX):], value):
+                continue
+            if key.startswith(_COMPLETION_PREFIX) and _put_indexed(
+                    completions, key[len(_COMPLETION_PREFIX):], value):
+                continue
+        other[key] = value
+    return (other, [prompts[i] for i in sorted(prompts)],
+            [completions[i] for i in sorted(completions)])
+
+
+def _put_indexed(messages: dict, rest: str, value: Any) -> bool:
+    index, _, field = rest.partition(".")
+    if not index.isdigit() or not field:
+        return False
+    messages.setdefault(int(index), {})[field] = value
+    return True
+
+
+def _parse_json(value: Any) -> Any:
+    """A JSON string as its value (when it is JSON), anything else unchanged."""
+    if type(value) is not str:
+        return value
+    text = value.lstrip()
+    if text[:1] not in ("{", "["):
+        return value
+    try:
+        parsed = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return value
+    if text.count("[") + text.count("{") > _MAX_BRACKETS:
+        try:
+            orjson.dumps(parsed)
+        except orjson.JSONEncodeError:
+            return value
+    return parsed
+
+
+def _as_object(value: Any, key: str) -> dict:
+    """input_data/output_data must be objects: a JSON object is used as is, else wrapped."""
+    value = _parse_json(value)
+    return value if type(value) is dict else {key: value}
+
+
+def _event_attribute(span: SpanRecord, event_name: str, key: str) -> Any:
+    """Content recorded on a span event (older GenAI instrumentations do that)."""
+    for name, attributes in span.events:
+        if name == event_name and attributes.get(key) is not None:
+            return attributes[key]
+    return None
+
+
+def _input_data(span: SpanRecord, prompts: list) -> dict | None:
+    attrs = span.attributes
+    data = None
+    if attrs.get("gen_ai.input.messages") is not None:
+        data = _as_object(attrs["gen_ai.input.messages"], "messages")
+    elif attrs.get("input.value") is not None:
+        data = _as_object(attrs["input.value"], "value")
+    elif attrs.get("gen_ai.prompt") is not None:
+        data = _as_object(attrs["gen_ai.prompt"], "prompt")
+    elif prompts:
+        data = {"messages": prompts}
+    elif attrs.get("traceloop.entity.input") is not None:
+        data = _as_object(attrs["traceloop.entity.input"], "value")
+    else:
+        prompt = _event_attribute(span, "gen_ai.content.prompt", "gen_ai.prompt")
+        if prompt is not None:
+            data = _as_object(prompt, "prompt")
+    instructions = attrs.get("gen_ai.system_instructions")
+    if instructions is not None:
+        data = {**(data or {}), "system_instructions": _parse_json(instructions)}
+    return data
+
+
+def _output_data(span: SpanRecord, completions: list) -> tuple[dict | None, str | None]:
+    """output_data and the reasoning text found in the output messages, if any."""
+    attrs = span.attributes
+    data = None
+    reasoning = None
+    if attrs.get("gen_ai.output.messages") is not None:
+        data = _as_object(attrs["gen_ai.output.messages"], "messages")
+        reasoning = _reasoning(data.get("messages"))
+    elif attrs.get("output.value") is not None:
+        data = _as_object(attrs["output.value"], "value")
+    elif attrs.get("gen_ai.completion") is not None:
+        data = _as_object(attrs["gen_ai.completion"], "completion")
+    elif completions:
+        data = {"messages": completions}
+    elif attrs.get("traceloop.entity.output") is not None:
+        data = _as_object(attrs["traceloop.entity.output"], "value")
+    else:
+        completion = _event_attribute(span, "gen_ai.content.completion", "gen_ai.completion")
+        if completion is not None:
+            data = _as_object(completion, "completion")
+    return data, reasoning
+
+
+def _reasoning(messages: Any) -> str | None:
+    """Reasoning parts of GenAI output messages: [{"parts": [{"type": "reasoning", ...}]}]."""
+    if type(messages) is not list:
+        return None
+    texts = []
+    for message in messages:
+        parts = message.get("parts") if type(message) is dict else None
+        if type(parts) is not list:
+            continue
+        for part in parts:
+            if type(part) is dict and part.get("type") == "reasoning" and type(part.get("content")) is str:
+                texts.append(part["content"])
+    return "\n\n".join(texts) or None
+
+
+def _tool_call(span: SpanRecord, role: str | None) -> dict | None:
+    attrs = span.attributes
+    name = attrs.get("gen_ai.tool.name") or attrs.get("tool.name")
+    if name is None and role == TOOL:
+        name = attrs.get("traceloop.entity.name") or span.name or None
+    if name is None:
+        return None
+    call: dict[str, Any] = {"name": name if type(name) is str else str(name)}
+    arguments = next((attrs[k] for k in ("gen_ai.tool.call.arguments", "tool.parameters")
+                      if attrs.get(k) is not None), None)
+    result = attrs.get("gen_ai.tool.call.result")
+    if role == TOOL:
+        # Tool spans of OpenInference and OpenLLMetry carry their input and output generically.
+        if arguments is None:
+            arguments = attrs.get("input.value", attrs.get("traceloop.entity.input"))
+        if result is None:
+            result = attrs.get("output.value", attrs.get("traceloop.entity.output"))
+    if arguments is not None:
+        call["input"] = _parse_json(arguments)
+    if result is not None:
+        call["output"] = _parse_json(result)
+    call_id = attrs.get("gen_ai.tool.call.id")
+    if call_id is not None:
+        call["id"] = call_id
+    return call
+
+
+def _error(span: SpanRecord) -> dict | None:
+    """output_data error fields when the span failed: status ERROR, error.type or an exception."""
+    exception = next((a for name, a in span.events if name == "exception"), None)
+    error_type = span.attributes.get("error.type")
+    if span.status_code != STATUS_ERROR and exception is None and error_type in (None, ""):
+        return None
+    message = span.status_message
+    fields: dict[str, Any] = {}
+    if exception is not None:
+        exc_type, exc_message = exception.get("exception.type"), exception.get("exception.message")
+        if not message:
+            message = f"{exc_type}: {exc_message}" if exc_type and exc_message else (exc_message or exc_type)
+        if exc_type:
+            fields["exception_type"] = exc_type
+        if exception.get("exception.stacktrace"):
+            fields["stacktrace"] = exception["exception.stacktrace"]
+    if not message and error_type not in (None, ""):
+        message = str(error_type)
+    return {"error": str(message) if message else "span status ERROR", **fields}
+
+
+def _metadata(span: SpanRecord, other: dict) -> dict:
+    """Where the event came from: span name, ids, kind, scope and the remaining attributes."""
+    meta: dict[str, Any] = {"span_name": span.name, "trace_id": span.trace_id, "span_id": span.span_id}
+    if span.parent_span_id:
+        meta["parent_span_id"] = span.parent_span_id
+    if span.kind:
+        meta["span_kind"] = SPAN_KIND_NAMES.get(span.kind, span.kind)
+    if span.scope:
+        meta["scope"] = span.scope
+    if other:
+        meta["attributes"] = other
+    events = [{"name": name, "attributes": a} for name, a in span.events if name != "exception"]
+    if events:
+        meta["span_events"] = events
+    return meta

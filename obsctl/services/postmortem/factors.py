@@ -1,0 +1,216 @@
+"""Postmortem reasoning: how errors cascaded, which factors most likely caused them, and
+what to do about each.
+
+Cascade rule: errors are taken in time order; an error continues the current cascade when it
+comes at most CASCADE_WINDOW_MS after the previous error with at most CASCADE_MAX_SUCCESSES
+successful events in between, else it starts a new cascade. Within a cascade each error is
+caused by its `parent_id` when that names an earlier error of the cascade, else by the error
+before it; the relation says whether it was a retry (same fingerprint), the same tool, or a
+different failure that followed.
+
+Likelihood of an error factor (kind of error, and tool when there is one), in 0.1..1:
+
+    0.1 + 0.5 x causal + 0.4 x share
+    share  = the factor's errors / all errors
+    causal = sum over cascades of (cascade length / all errors) x (1 - p / cascade length),
+             p = position (0-based) of the factor's first error in that cascade
+
+so the root of the largest cascade scores highest and late symptoms (the agent giving up)
+score lowest. Loops, slow steps and baseline anomalies are factors with fixed likelihoods
+(see FIXED_LIKELIHOOD and loop_likelihood).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from obsctl.services import rates
+from obsctl.services.triage.analysis import SessionAnalysis, Step
+from obsctl.services.triage.errors import KIND_SUGGESTIONS, KIND_TITLES
+from obsctl.services.triage.findings import (
+    LOOP_SUGGESTION,
+    METRIC_LABELS,
+    METRIC_SUGGESTIONS,
+    SLOW_SUGGESTION,
+)
+from obsctl.timeutil import ms_between
+
+CASCADE_WINDOW_MS = 300_000.0
+CASCADE_MAX_SUCCESSES = 3
+FIXED_LIKELIHOOD = {("anomaly", "critical"): 0.45, ("anomaly", "warning"): 0.35,
+                    ("drift", "warning"): 0.25, ("drift", "info"): 0.15}
+HIGH_PRIORITY, MEDIUM_PRIORITY = 0.6, 0.3
+
+
+@dataclass
+class Cascade:
+    errors: list[Step] = field(default_factory=list)
+    causes: list[tuple[str | None, str | None]] = field(default_factory=list)  # (caused_by, relation)
+
+
+def _relation(cause: Step, step: Step) -> str:
+    if cause.fingerprint == step.fingerprint:
+        return "retry"
+    if step.tool_name is not None and cause.tool_name == step.tool_name:
+        return "same_tool"
+    return "followed"
+
+
+def find_cascades(a: SessionAnalysis) -> list[Cascade]:
+    """Split the session's errors into cascades (see the module docstring)."""
+    cascades: list[Cascade] = []
+    previous: Step | None = None
+    successes = 0
+    for step in a.work:
+        if not step.is_error:
+            successes += 1
+            continue
+        gap = ms_between(previous.timestamp, step.timestamp) if previous else None
+        if previous is None or successes > CASCADE_MAX_SUCCESSES or gap is None or gap > CASCADE_WINDOW_MS:
+            cascades.append(Cascade([step], [(None, None)]))
+        else:
+            current = cascades[-1]
+            by_id = {e.event_id: e for e in current.errors}
+            cause = by_id.get(step.parent_id) if step.parent_id else None
+            relation = "parent" if cause is not None else None
+            cause = cause or previous
+            current.errors.append(step)
+            current.causes.append((cause.event_id, relation or _relation(cause, step)))
+        previous, successes = step, 0
+    return cascades
+
+
+def cascade_path(cascade: Cascade) -> str:
+    """`rate_limit x3 -> timeout (web_search) -> other`: consecutive equal links collapsed."""
+    parts: list[list] = []
+    for step in cascade.errors:
+        label = f"{step.kind} ({step.tool_name})" if step.tool_name else step.kind
+        if parts and parts[-1][0] == label:
+            parts[-1][1] += 1
+        else:
+            parts.append([label, 1])
+    return " -> ".join(label if n == 1 else f"{label} x{n}" for label, n in parts)
+
+
+def cascade_views(a: SessionAnalysis, cascades: list[Cascade]) -> dict:
+    """The postmortem's `error_cascade` section."""
+    views = []
+    for number, cascade in enumerate(cascades, start=1):
+        first, last = cascade.errors[0], cascade.errors[-1]
+        later_success = any(not s.is_error for s in a.work if s.index > last.index)
+        views.append({
+            "cascade": number,
+            "length": len(cascade.errors),
+            "path": cascade_path(cascade),
+            "root_cause": {"event_id": first.event_id, "event_type": first.event_type,
+                           "tool_name": first.tool_name, "kind": first.kind, "message": first.message},
+            "started_at": first.timestamp,
+            "ended_at": last.timestamp,
+            "span_ms": round(ms_between(first.timestamp, last.timestamp) or 0.0, 3),
+            "recovered": later_success,
+            "errors": [
+                {"event_id": s.event_id, "timestamp": s.timestamp, "elapsed_ms": a.elapsed_ms(s),
+                 "event_type": s.event_type, "tool_name": s.tool_name, "kind": s.kind,
+                 "message": s.message, "caused_by": caused_by, "relation": relation}
+                for s, (caused_by, relation) in zip(cascade.errors, cascade.causes)
+            ],
+        })
+    return {"total_errors": len(a.errors), "cascades": views,
+            "longest": max((v["length"] for v in views), default=0),
+            "propagated": any(v["length"] > 1 for v in views)}
+
+
+def _error_factors(a: SessionAnalysis, cascades: list[Cascade]) -> list[dict]:
+    total = len(a.errors)
+    stats: dict[tuple, dict] = {}
+    for step in a.errors:
+        entry = stats.setdefault((step.kind, step.tool_name), {"count": 0, "first": step, "causal": 0.0})
+        entry["count"] += 1
+    for number, cascade in enumerate(cascades, start=1):
+        length = len(cascade.errors)
+        seen: set[tuple] = set()
+        for position, step in enumerate(cascade.errors):
+            key = (step.kind, step.tool_name)
+            if key in seen:
+                continue
+            seen.add(key)
+            stats[key]["causal"] += (length / total) * (1 - position / length)
+            if position == 0 and length > 1:
+                stats[key].setdefault("roots", []).append(f"#{number} ({cascade_path(cascade)})")
+    factors = []
+    for (kind, tool), entry in stats.items():
+        share = entry["count"] / total
+        likelihood = round(min(1.0, 0.1 + 0.5 * entry["causal"] + 0.4 * share), 2)
+        first = entry["first"]
+        title = KIND_TITLES[kind] + (f" in tool {tool}" if tool else "")
+        evidence = [f"{rates.of(entry['count'], total, 'errors')} were {kind}",
+                    f"first at {first.timestamp}: {first.message or first.event_type}"]
+        if entry.get("roots"):
+            evidence.append("started cascade " + ", ".join(entry["roots"]))
+        if tool and tool in a.tools:
+            t = a.tools[tool]
+            evidence.append(f"tool {tool} failed {t.failures} of {t.calls} call(s)")
+        action = KIND_SUGGESTIONS[kind]
+        factors.append({"factor": f"{kind}:{tool}" if tool else kind, "category": "errors",
+                        "title": title, "likelihood": likelihood, "evidence": evidence,
+                        "action": f"For tool {tool}: {action}" if tool else action})
+    return factors
+
+
+def loop_likelihood(count: int) -> float:
+    return round(min(0.9, 0.5 + 0.05 * (count - 5)), 2)
+
+
+def _other_factors(a: SessionAnalysis) -> list[dict]:
+    factors = []
+    for loop in a.loops:
+        factors.append({
+            "factor": f"loop:{loop.tool_name}", "category": "loop",
+            "title": f"Loop: {loop.tool_name} repeated {loop.count} times with the same input",
+            "likelihood": loop_likelihood(loop.count),
+            "evidence": [(f"{loop.count} identical calls from {loop.steps[0].timestamp} to "
+                          f"{loop.steps[-1].timestamp}"), f"input: {(loop.tool_input or 'none')[:120]}"],
+            "action": LOOP_SUGGESTION})
+    for kind in a.slow:
+        label = f"{kind.event_type}:{kind.tool_name}" if kind.tool_name else kind.event_type
+        factors.append({
+            "factor": f"latency:{label}", "category": "latency",
+            "title": f"Slow {kind.tool_name or kind.event_type} steps",
+            "likelihood": round(min(0.5, 0.2 + 0.05 * len(kind.steps)), 2),
+            "evidence": [(f"{len(kind.steps)} event(s) above {round(kind.threshold_ms)} ms "
+                          f"(reference: {kind.source} median {round(kind.median_ms)} ms)")],
+            "action": SLOW_SUGGESTION})
+    for check in a.baseline.checks:
+        likelihood = FIXED_LIKELIHOOD.get((check.status, check.severity))
+        if likelihood is None:
+            continue
+        label = METRIC_LABELS[check.name]
+        factors.append({
+            "factor": f"{check.status}:{check.name}", "category": check.status,
+            "title": f"{label} {'far above' if check.status == 'anomaly' else 'above'} the agent's baseline",
+            "likelihood": likelihood,
+            "evidence": [(f"{check.value:g} against a baseline median of {check.median:g} over "
+                          f"{a.baseline.sessions} sessions (robust z {check.z:.1f})")],
+            "action": METRIC_SUGGESTIONS[check.name]})
+    return factors
+
+
+def contributing_factors(a: SessionAnalysis, cascades: list[Cascade]) -> list[dict]:
+    """Factors ranked by likelihood (descending, then by name); each keeps its `action`."""
+    factors = (_error_factors(a, cascades) if a.errors else []) + _other_factors(a)
+    return sorted(factors, key=lambda f: (-f["likelihood"], f["factor"]))
+
+
+def recommendations(factors: list[dict]) -> list[dict]:
+    """One recommendation per factor, in factor order, without repeating an action."""
+    seen: set[str] = set()
+    recs = []
+    for factor in factors:
+        if factor["action"] in seen:
+            continue
+        seen.add(factor["action"])
+        likelihood = factor["likelihood"]
+        priority = ("high" if likelihood >= HIGH_PRIORITY
+                    else "medium" if likelihood >= MEDIUM_PRIORITY else "low")
+        recs.append({"factor": factor["factor"], "priority": priority, "action": factor["action"]})
+    return recs

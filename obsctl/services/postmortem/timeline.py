@@ -1,0 +1,60 @@
+"""The postmortem timeline: every event in order, with a one-line description."""
+
+from __future__ import annotations
+
+import orjson
+
+from obsctl.services.sessions.fields import excerpt, main_text, reasoning_text
+from obsctl.services.triage.analysis import SessionAnalysis, Step
+
+DESCRIPTION_CHARS = 140
+
+
+def describe(step: Step, session: dict) -> str:
+    """One line saying what the event was: a failure and its message, a tool call and its
+    input, a model call and its tokens, a decision and its reasoning."""
+    if step.event_type == "session_start":
+        return f"Session started (agent {session['agent_name']})"
+    if step.event_type == "session_end":
+        return "Session ended"
+    if step.is_error:
+        subject = step.tool_name or step.model
+        head = f"{subject} failed" if subject else step.event_type
+        kind = "" if step.kind == "other" else f" ({step.kind})"
+        return excerpt(f"{head}{kind}: {step.message or step.event_type}", DESCRIPTION_CHARS)
+    if step.tool_name is not None:
+        return excerpt(f"{step.tool_name}({step.tool_input or ''})", DESCRIPTION_CHARS)
+    if step.model is not None:
+        return f"{step.model}: {step.tokens_in or 0:,} tokens in, {step.tokens_out or 0:,} out"
+    if step.decision_trace is not None:
+        reasoning = reasoning_text(orjson.loads(step.decision_trace))
+        if reasoning:
+            return excerpt(f"{step.event_type}: {reasoning}", DESCRIPTION_CHARS)
+    if step.output_data is not None:
+        text = main_text(orjson.loads(step.output_data))
+        if text:
+            return excerpt(f"{step.event_type}: {text}", DESCRIPTION_CHARS)
+    return step.event_type
+
+
+def timeline(a: SessionAnalysis) -> list[dict]:
+    """Chronological entries: timestamp, elapsed_ms from the session start, event_type,
+    description, duration_ms, is_error, plus the event id, tool, model, tokens and whether
+    the event was slow."""
+    entries = []
+    for step in a.steps:
+        tokens = (step.tokens_in or 0) + (step.tokens_out or 0)
+        entries.append({
+            "timestamp": step.timestamp,
+            "elapsed_ms": a.elapsed_ms(step),
+            "event_type": step.event_type,
+            "description": describe(step, a.session),
+            "duration_ms": step.duration_ms,
+            "is_error": step.is_error,
+            "event_id": step.event_id,
+            "tool_name": step.tool_name,
+            "model": step.model,
+            "tokens": tokens,
+            "slow": step.slow,
+        })
+    return entries

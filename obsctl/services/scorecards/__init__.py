@@ -1,0 +1,134 @@
+"""Scorecards: letter grades per agent over the last `days` days (DECISIONS: Scorecards).
+
+The window is `[now - days * 24h, now)`; an agent's scorecard covers its sessions whose
+`started_at` is in the window and all of their events (lifecycle events left out). Agents
+with no session in the window have no scorecard. The formulas are in scorecard_scoring.py.
+
+- `list_scorecards` -> the array, best `overall_score` first (ties by agent name).
+- `get_scorecard` -> one agent's scorecard plus `breakdown` (the raw inputs and part
+  scores of each dimension), `fleet_agents`, `since`/`until`, and `trend`: one point per
+  24-hour day of the window (oldest first) with that day's sessions, body events, error
+  events and their error_event_rate (also under the name `error_rate`) and overall score, scored against the whole window's fleet reference (volume reference
+  divided by `days`) so that the days are measured with the same yardstick.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlite_utils
+
+from obsctl.errors import NotFound
+from obsctl.params import IntParam
+from obsctl.services.pricing import Pricer, pricer_for
+from obsctl.services.rates import percent
+from obsctl.services.scorecards.scoring import AgentTotals, fleet_reference, score
+from obsctl.store import scorecards as store
+from obsctl.timeutil import format_ts, now
+
+DAYS = IntParam("days", 1, 365, default=7)
+
+
+def check_days(days: Any) -> int:
+    """`days` as an integer from 1 to 365 (default 7), else InvalidInput."""
+    return DAYS.check(days)
+
+
+def _window(days: int, at: datetime | None) -> tuple[datetime, str, str]:
+    until = at or now()
+    start = until - timedelta(days=days)
+    return start, format_ts(start), format_ts(until)
+
+
+def _collect(db: sqlite_utils.Database, since: str, until: str, pricer: Pricer,
+             agent: str | None = None) -> dict[Any, AgentTotals]:
+    """AgentTotals per agent (agent None) or per day index of one agent."""
+    with store.read_snapshot(db):
+        prices = {model: _per_token(pricer, model) for model in store.model_names(db)}
+        sessions = store.session_totals(db, since, until, agent)
+        events, unlisted = store.event_totals(db, since, until, agent, prices)
+        percentiles = store.duration_percentiles(db, since, until, agent,
+                                                 {g: row[2] for g, row in events.items()})
+    totals = {}
+    for group, (count, error_sessions, completed) in sessions.items():
+        n_events, n_errors, timed, tokens, cost = events.get(group, (0, 0, 0, 0, None))
+        for model, (tokens_in, tokens_out) in unlisted.get(group, {}).items():
+            extra = pricer.cost(model, tokens_in, tokens_out)
+            if extra is not None:
+                cost = (cost or 0.0) + extra
+        p50, p95 = percentiles.get(group, (None, None))
+        totals[group] = AgentTotals(
+            sessions=count, error_sessions=error_sessions, completed_sessions=completed,
+            events=n_events, error_events=n_errors, timed_events=timed,
+            p50_ms=None if p50 is None else float(p50), p95_ms=None if p95 is None else float(p95),
+            tokens=tokens, cost=cost,
+        )
+    return totals
+
+
+def _per_token(pricer: Pricer, model: str) -> tuple[float, float] | None:
+    price = pricer.price(model)
+    return None if price is None else (price.input_per_token, price.output_per_token)
+
+
+def _card(agent: str, totals: AgentTotals, scored: dict, days: int) -> dict:
+    return {"agent": agent, "overall_score": scored["overall_score"], "grade": scored["grade"],
+            "dimensions": scored["dimensions"], "sessions_analyzed": totals.sessions,
+            "period_days": days}
+
+
+def list_scorecards(db: sqlite_utils.Database, settings, *, days: Any = None,
+                    at: datetime | None = None) -> list[dict]:
+    """Scorecards of every agent with a session in the window, best overall score first."""
+    days = check_days(days)
+    _, since, until = _window(days, at)
+    fleet = _collect(db, since, until, pricer_for(settings))
+    ref = fleet_reference(list(fleet.values()))
+    cards = [_card(agent, t, score(t, ref), days) for agent, t in fleet.items()]
+    cards.sort(key=lambda c: (-c["overall_score"], c["agent"]))
+    return cards
+
+
+def get_scorecard(db: sqlite_utils.Database, settings, agent: str, *, days: Any = None,
+                  at: datetime | None = None) -> dict:
+    """One agent's scorecard with its breakdown and daily trend; NotFound when the agent
+    has no session in the window."""
+    days = check_days(days)
+    start, since, until = _window(days, at)
+    pricer = pricer_for(settings)
+    fleet = _collect(db, since, until, pricer)
+    if agent not in fleet:
+        raise NotFound(f"no sessions of agent {agent!r} started in the last {days} "
+                       f"day{'s' if days > 1 else ''}")
+    ref = fleet_reference(list(fleet.values()))
+    totals = fleet[agent]
+    scored = score(totals, ref)
+    card = _card(agent, totals, scored, days)
+    card.update(since=since, until=until, fleet_agents=ref.agents, breakdown=scored["breakdown"],
+                trend=_trend(db, agent, start, since, until, days, ref, pricer))
+    return card
+
+
+def _trend(db, agent: str, start: datetime, since: str, until: str, days: int, ref,
+           pricer: Pricer) -> list[dict]:
+    daily = _collect(db, since, until, pricer, agent)
+    day_ref = ref.per_day(days)
+    points = []
+    for i in range(days):
+        t = daily.get(i)
+        scored = score(t, day_ref) if t else None
+        rate = percent(t.error_events, t.events) if t else None
+        points.append({
+            "day": format_ts(start + timedelta(days=i))[:10],
+            "start": format_ts(start + timedelta(days=i)),
+            "end": format_ts(start + timedelta(days=i + 1)),
+            "sessions": t.sessions if t else 0,
+            "body_events": t.events if t else 0,
+            "error_events": t.error_events if t else 0,
+            "error_event_rate": rate,
+            "error_rate": rate,  # the same rate under its DECISIONS name
+            "overall_score": scored["overall_score"] if scored else None,
+            "grade": scored["grade"] if scored else None,
+        })
+    return points

@@ -1,0 +1,88 @@
+"""Sessions: list and detail."""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from obsctl.errors import InvalidInput, NotFound
+from obsctl.jsonutil import describe_value, loads_column
+from obsctl.params import MAX_COUNT, IntParam
+from obsctl.store import sessions as store
+from obsctl.vocabulary import SESSION_STATUSES
+
+LIMIT = IntParam("limit", 1, 200, default=50, capped=True)  # spec: "capped at 200"
+OFFSET = IntParam("offset", 0, MAX_COUNT, default=0)
+_JSON_EVENT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
+
+
+def session_view(row: dict) -> dict:
+    """The public form of a session record (spec 2.2 plus event and error counts)."""
+    return {
+        "session_id": row["session_id"],
+        "agent_name": row["agent_name"],
+        "started_at": row["started_at"],
+        "ended_at": row["ended_at"],
+        "metadata": loads_column(row["metadata"]),
+        "total_tokens_in": row["total_tokens_in"],
+        "total_tokens_out": row["total_tokens_out"],
+        "status": row["status"],
+        "event_count": row["event_count"],
+        "error_count": row["error_count"],
+    }
+
+
+def event_view(row: dict) -> dict:
+    """The public form of a stored event, JSON fields as objects."""
+    view = {
+        "event_id": row["event_id"],
+        "session_id": row["session_id"],
+        "event_type": row["event_type"],
+        "timestamp": row["timestamp"],
+        "model": row["model"],
+        "tokens_in": row["tokens_in"],
+        "tokens_out": row["tokens_out"],
+        "duration_ms": row["duration_ms"],
+    }
+    for name in _JSON_EVENT_FIELDS:
+        view[name] = loads_column(row[name])
+    view["agent_name"] = row["agent_name"]
+    view["is_error"] = bool(row["is_error"])
+    view["parent_id"] = row["parent_id"]
+    return view
+
+
+def check_status(status: str | None) -> str | None:
+    """A session status filter (None: any), else InvalidInput naming the statuses."""
+    if status is not None and status not in SESSION_STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(SESSION_STATUSES)}; got {describe_value(status)}")
+    return status
+
+
+def list_sessions(
+    db: sqlite_utils.Database,
+    *,
+    status: str | None = None,
+    limit: int | None = None,
+    offset: int | None = None,
+) -> dict:
+    """`{"sessions": [...], "total": N}`, newest first; `total` counts all matches."""
+    status = check_status(status)
+    limit = LIMIT.check(limit)
+    offset = OFFSET.check(offset)
+    rows, total = store.list_sessions(db, status=status, limit=limit, offset=offset)
+    return {"sessions": [session_view(r) for r in rows], "total": total}
+
+
+def require_session(db: sqlite_utils.Database, session_id: str) -> dict:
+    """The stored session row, or NotFound."""
+    row = store.get_session(db, session_id)
+    if row is None:
+        raise NotFound(f"session {session_id!r} not found")
+    return row
+
+
+def get_session(db: sqlite_utils.Database, session_id: str) -> dict:
+    """A session with all of its events in time order."""
+    view = session_view(require_session(db, session_id))
+    view["events"] = [event_view(e) for e in store.iter_session_events(db, session_id)]
+    return view

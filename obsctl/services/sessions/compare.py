@@ -1,0 +1,64 @@
+"""Compare two sessions (spec 2.4): per-session summaries, deltas of B against A, shared keys."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlite_utils
+
+from obsctl.errors import InvalidInput
+from obsctl.services.sessions import require_session
+from obsctl.services.sessions.summary import session_summary
+from obsctl.timeutil import now_iso
+
+# Delta key -> field of the per-session summary it is computed from.
+DELTA_FIELDS = {
+    "total_tokens": "total_tokens",
+    "tokens_in": "tokens_in",
+    "tokens_out": "tokens_out",
+    "event_count": "event_count",
+    "error_count": "error_count",
+    "total_processing_ms": "total_processing_ms",
+    "avg_event_duration_ms": "avg_event_duration_ms",
+}
+
+
+def delta(a: float, b: float) -> dict:
+    """B relative to A: `absolute` = B - A; `percent` = (B - A) / A x 100, null when A is 0."""
+    absolute = b - a
+    if isinstance(absolute, float):
+        absolute = round(absolute, 3)
+    percent = round((b - a) / a * 100, 2) if a else None
+    return {"absolute": absolute, "percent": percent}
+
+
+def parse_compare_body(body: Any) -> tuple[str, str]:
+    """The (session_a, session_b) ids of a `POST /sessions/compare` body."""
+    if not isinstance(body, dict):
+        raise InvalidInput('request body must be a JSON object: {"session_a": "...", "session_b": "..."}')
+    ids = []
+    for name in ("session_a", "session_b"):
+        value = body.get(name)
+        if value is None:
+            raise InvalidInput(f"{name} is required (a session id)")
+        if not isinstance(value, str) or not value:
+            raise InvalidInput(f"{name} must be a non-empty string (a session id)")
+        ids.append(value)
+    return ids[0], ids[1]
+
+
+def compare_sessions(db: sqlite_utils.Database, session_a: str, session_b: str) -> dict:
+    """Compare session B against baseline A. Unknown ids raise NotFound; A may equal B."""
+    a = session_summary(db, require_session(db, session_a))
+    b = session_summary(db, require_session(db, session_b))
+    return {
+        "compared_at": now_iso(),
+        "session_a": a,
+        "session_b": b,
+        "deltas": {key: delta(a[f], b[f]) for key, f in DELTA_FIELDS.items()},
+        "shared": {
+            "event_types": sorted(a["event_types"].keys() & b["event_types"].keys()),
+            "tools": sorted(a["tools"].keys() & b["tools"].keys()),
+            "models": sorted(a["models"].keys() & b["models"].keys()),
+        },
+    }

@@ -1,0 +1,173 @@
+"""Explain a session as Markdown: header, numbered timeline of every event, summary."""
+
+from __future__ import annotations
+
+import re
+
+import sqlite_utils
+
+from obsctl.jsonutil import dumps, loads_column
+from obsctl.services.sessions import fields, require_session
+from obsctl.services.sessions.summary import session_summary
+from obsctl.store.sessions import iter_session_events
+from obsctl.timeutil import ms_between
+
+EXCERPT_CHARS = 120
+REASONING_CHARS = 300
+MAX_ERROR_REFS = 20
+
+# Inline Markdown that user text could trigger (emphasis, code, links, HTML, table pipes).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|])")
+
+
+def md_escape(text: str) -> str:
+    """Escape user text so it renders literally inside a Markdown line."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def _code(text: str) -> str:
+    """Inline code that survives backticks and line breaks in the text."""
+    text = " ".join(text.splitlines())
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
+    return f"{fence} {text} {fence}"
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.2f}".rstrip("0").rstrip(".")
+    return f"{int(value):,}"
+
+
+def format_elapsed(ms: float | None) -> str:
+    """`+1.234s`, `+2m 05.120s`, `+1h 02m 03.000s` from the session start."""
+    if ms is None:
+        return "+?"
+    sign = "-" if ms < 0 else "+"
+    total = abs(ms) / 1000.0
+    hours, rest = divmod(total, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours >= 1:
+        return f"{sign}{int(hours)}h {int(minutes):02d}m {seconds:06.3f}s"
+    if minutes >= 1:
+        return f"{sign}{int(minutes)}m {seconds:06.3f}s"
+    return f"{sign}{seconds:.3f}s"
+
+
+def format_duration(ms: float | None) -> str:
+    if ms is None:
+        return "-"
+    if ms < 1000:
+        return f"{_num(ms)} ms"
+    return f"{format_elapsed(ms)[1:]} ({_num(ms)} ms)"
+
+
+def _header(session: dict, summary: dict) -> list[str]:
+    errors = summary["error_count"]
+    lines = [
+        f"# Session {_code(session['session_id'])}",
+        "",
+        f"- **Agent:** {md_escape(session['agent_name'])}",
+        f"- **Status:** {session['status']}",
+        f"- **Started:** {session['started_at']}",
+        f"- **Ended:** {session['ended_at'] or 'not ended (active)'}",
+        f"- **Duration:** {format_duration(summary['session_duration_ms'])}"
+        + ("" if session["ended_at"] else " so far"),
+        (f"- **Tokens:** {_num(summary['tokens_in'])} in, {_num(summary['tokens_out'])} out, "
+         f"{_num(summary['total_tokens'])} total"),
+        (f"- **Events:** {_num(summary['event_count'])} "
+         f"({_num(errors)} error{'' if errors == 1 else 's'})"),
+    ]
+    metadata = loads_column(session["metadata"])
+    if metadata:
+        lines.append(f"- **Metadata:** {_code(fields.excerpt(dumps(metadata), 200))}")
+    return lines
+
+
+def _event_lines(number: int, event: dict, origin: str) -> list[str]:
+    input_data = loads_column(event["input_data"])
+    output_data = loads_column(event["output_data"])
+    tool_call = loads_column(event["tool_call"])
+    trace = loads_column(event["decision_trace"])
+    tool_name, tool_input, tool_output = fields.tool_parts(tool_call)
+
+    head = [f"**{format_elapsed(ms_between(origin, event['timestamp']))}**",
+            _code(event["event_type"])]
+    if event["model"]:
+        head.append(f"model {_code(event['model'])}")
+    if tool_name:
+        head.append(f"tool {_code(tool_name)}")
+    if event["tokens_in"] is not None or event["tokens_out"] is not None:
+        head.append(f"tokens {_num(event['tokens_in'] or 0)} in / {_num(event['tokens_out'] or 0)} out")
+    if event["duration_ms"] is not None:
+        head.append(f"{_num(event['duration_ms'])} ms")
+    if event["is_error"]:
+        head.append("**❌ ERROR**")
+    lines = [f"{number}. " + " · ".join(head)]
+
+    def detail(label: str, text: str | None, limit: int = EXCERPT_CHARS) -> None:
+        if text is not None and text.strip():
+            lines.append(f"   - {label}: {md_escape(fields.excerpt(text, limit))}")
+
+    detail("Input", fields.main_text(input_data))
+    shown_output = output_data
+    if isinstance(output_data, dict) and "error" in output_data:
+        # The error gets its own line below; show only what else the output holds.
+        shown_output = {k: v for k, v in output_data.items() if k != "error"} or None
+    detail("Output", fields.main_text(shown_output))
+    detail("Tool input", tool_input)
+    detail("Tool output", tool_output)
+    detail("Reasoning", fields.reasoning_text(trace), REASONING_CHARS)
+    if event["is_error"]:
+        message = fields.error_message(output_data, tool_call) or f"event type {event['event_type']}"
+        lines.append(f"   - **Error:** {md_escape(fields.excerpt(message, REASONING_CHARS))}")
+    return lines
+
+
+def _summary(summary: dict, error_numbers: list[int]) -> list[str]:
+    types = ", ".join(f"{_code(t)} {n}" for t, n in summary["event_types"].items()) or "none"
+    lines = ["## Summary", "", f"- **Event types:** {types}"]
+    errors = summary["error_count"]
+    if errors:
+        refs = ", ".join(f"#{n}" for n in error_numbers[:MAX_ERROR_REFS])
+        more = f" and {len(error_numbers) - MAX_ERROR_REFS} more" if len(error_numbers) > MAX_ERROR_REFS else ""
+        noun = "event" if len(error_numbers) == 1 else "events"
+        lines.append(f"- **Errors:** {_num(errors)} ({noun} {refs}{more})")
+    else:
+        lines.append("- **Errors:** none")
+    models = ", ".join(
+        f"{_code(m)} ({_num(v['calls'])} call{'' if v['calls'] == 1 else 's'}, "
+        f"{_num(v['tokens_in'])} in / {_num(v['tokens_out'])} out tokens)"
+        for m, v in summary["models"].items()
+    )
+    lines.append(f"- **Models:** {models or 'none'}")
+    tools = ", ".join(
+        f"{_code(t)} ({_num(v['calls'])} call{'' if v['calls'] == 1 else 's'}, "
+        f"{_num(v['total_duration'])} ms)"
+        for t, v in summary["tools"].items()
+    )
+    lines.append(f"- **Tools:** {tools or 'none'}")
+    lines.append(f"- **Processing time:** {_num(summary['total_processing_ms'])} ms over all events, "
+                 f"{_num(summary['avg_event_duration_ms'])} ms on average")
+    return lines
+
+
+def explain_session(db: sqlite_utils.Database, session_id: str) -> dict:
+    """`{"session_id", "explanation"}`: the session as Markdown. Unknown id: NotFound."""
+    session = require_session(db, session_id)
+    summary = session_summary(db, session)
+    lines = _header(session, summary)
+    lines += ["", "## Timeline", ""]
+    error_numbers: list[int] = []
+    number = 0
+    for number, event in enumerate(iter_session_events(db, session_id), start=1):
+        lines += _event_lines(number, event, session["started_at"])
+        if event["is_error"]:
+            error_numbers.append(number)
+    if number == 0:
+        lines.append("_No events._")
+    lines += [""] + _summary(summary, error_numbers)
+    return {"session_id": session["session_id"], "explanation": "\n".join(lines) + "\n"}

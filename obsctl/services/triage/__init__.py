@@ -1,0 +1,131 @@
+"""Auto-triage: a health score, a grade and severity-ranked findings for one session, and
+the batch view over recent sessions. Deterministic; no model calls.
+
+Health score (0-100, 100 healthy; documented in the README, "Auto-triage and postmortems"):
+
+    score = 100 - (errors + tools + loops + latency + baseline), floored at 0, one decimal
+    errors   = 40 x error_rate + min(10, 2 x errors) + (15 if the session failed)
+    tools    = min(15, 5 x tools whose failure rate is 50% or more)
+    loops    = min(20, sum over runs of 5+ identical successful tool calls of min(10, run length))
+    latency  = min(10, 2 x slow successful events)
+    baseline = min(20, sum per metric: anomaly critical 10, anomaly warning 6,
+                                       drift warning 4, drift info 2)
+
+Failed events are charged by the error and tool terms only; the loop and latency terms look
+at successful events. With the baseline terms non-decreasing in the session's totals, adding
+an error event can only lower the score (a property test checks it).
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from obsctl.params import MAX_COUNT, IntParam
+from obsctl.services.grades import grade_for
+from obsctl.services.triage import findings as rules
+from obsctl.services.triage.analysis import SessionAnalysis, analyse_session
+from obsctl.store import triage as store
+
+BATCH_LIMIT = IntParam("limit", 1, 100, default=10, capped=True)
+BATCH_MIN_EVENTS = IntParam("min_events", 0, MAX_COUNT, default=1)
+
+ERROR_RATE_WEIGHT = 40.0
+ERROR_COUNT_POINTS, ERROR_COUNT_CAP = 2.0, 10.0
+FAILED_POINTS = 15.0
+TOOL_POINTS, TOOL_CAP, TOOL_FAILING_RATE = 5.0, 15.0, 0.5
+LOOP_CAP_EACH, LOOP_CAP = 10.0, 20.0
+SLOW_POINTS, SLOW_CAP = 2.0, 10.0
+BASELINE_POINTS = {("anomaly", "critical"): 10.0, ("anomaly", "warning"): 6.0,
+                   ("drift", "warning"): 4.0, ("drift", "info"): 2.0}
+BASELINE_CAP = 20.0
+
+def score_penalties(a: SessionAnalysis) -> dict[str, float]:
+    """The points each term takes off the health score (see the module docstring)."""
+    errors = (ERROR_RATE_WEIGHT * a.error_rate
+              + min(ERROR_COUNT_CAP, ERROR_COUNT_POINTS * len(a.errors))
+              + (FAILED_POINTS if a.failed else 0.0))
+    failing_tools = sum(1 for t in a.tools.values() if t.failure_rate >= TOOL_FAILING_RATE)
+    loops = sum(min(LOOP_CAP_EACH, loop.count) for loop in a.success_loops)
+    slow = sum(len(kind.steps) for kind in a.slow)
+    baseline = sum(BASELINE_POINTS.get((c.status, c.severity), 0.0) for c in a.baseline.checks)
+    return {
+        "errors": round(errors, 2),
+        "tools": float(min(TOOL_CAP, TOOL_POINTS * failing_tools)),
+        "loops": float(min(LOOP_CAP, loops)),
+        "latency": float(min(SLOW_CAP, SLOW_POINTS * slow)),
+        "baseline": float(min(BASELINE_CAP, baseline)),
+    }
+
+
+def health_score(penalties: dict[str, float]) -> float:
+    return round(max(0.0, 100.0 - sum(penalties.values())), 1)
+
+
+def _tool_view(stats) -> dict:
+    return {"tool_name": stats.tool_name, "calls": stats.calls, "failures": stats.failures,
+            "failure_rate_pct": round(100.0 * stats.failure_rate, 2), "slow_calls": stats.slow_calls,
+            "p50_ms": stats.percentile(50), "p95_ms": stats.percentile(95)}
+
+
+def _loop_view(loop) -> dict:
+    return {"tool_name": loop.tool_name, "count": loop.count, "input": loop.tool_input,
+            "failures": sum(1 for s in loop.steps if s.is_error),
+            "first_seen": loop.steps[0].timestamp, "last_seen": loop.steps[-1].timestamp}
+
+
+def build_report(a: SessionAnalysis) -> dict:
+    """The triage report of an analysed session."""
+    session = a.session
+    findings = rules.all_findings(a)
+    penalties = score_penalties(a)
+    score = health_score(penalties)
+    processing = sum((s.duration_ms or 0.0 for s in a.work), 0.0)
+    counts = a.counts
+    return {
+        "session_id": session["session_id"],
+        "agent_name": session["agent_name"],
+        "status": session["status"],
+        "health_score": score,
+        "grade": grade_for(score),
+        "severity": rules.worst_severity(findings),
+        "findings": findings,
+        "metrics": {
+            "duration_ms": a.duration_ms,
+            "total_tokens": session["total_tokens_in"] + session["total_tokens_out"],
+            **counts.view(),
+            # The spec's name for the same rate (services/rates.py).
+            "error_rate": counts.error_event_rate,
+            "tokens_in": session["total_tokens_in"],
+            "tokens_out": session["total_tokens_out"],
+            "processing_ms": round(processing, 3),
+            "cost_usd": a.cost["total_usd"],
+        },
+        "score_penalties": penalties,
+        "error_groups": [g.view() for g in a.groups],
+        "tools": [_tool_view(t) for t in a.tools.values()],
+        "loops": [_loop_view(loop) for loop in a.loops],
+        "baseline": a.baseline.view(),
+        "cost": a.cost,
+    }
+
+
+def triage_session(db: sqlite_utils.Database, session_id: str, *, pricer) -> dict:
+    """Triage one session (NotFound when it does not exist)."""
+    return build_report(analyse_session(db, session_id, pricer))
+
+
+def triage_batch(db: sqlite_utils.Database, *, pricer, limit: int | None = None,
+                 min_events: int | None = None, agent: str | None = None) -> dict:
+    """Triage the `limit` most recently started sessions with at least `min_events` events
+    (optionally of one agent): `{"reports": [...], "total": N}`, worst health score first.
+
+    `total` counts every session matching the filters; `reports` covers the most recent
+    `limit` of them.
+    """
+    limit = BATCH_LIMIT.check(limit)
+    min_events = BATCH_MIN_EVENTS.check(min_events)
+    ids, total = store.recent_session_ids(db, limit=limit, min_events=min_events, agent=agent or None)
+    reports = [triage_session(db, session_id, pricer=pricer) for session_id in ids]
+    # Stable sort: equal scores keep the newest-first order of `ids`.
+    reports.sort(key=lambda r: r["health_score"])
+    return {"reports": reports, "total": total}

@@ -1,0 +1,267 @@
+"""Finding rules: each turns one fact of a SessionAnalysis into a finding with a severity,
+a title, a detail, a suggestion and its evidence. Thresholds are documented in the README."""
+
+from __future__ import annotations
+
+from obsctl.services.triage.analysis import SessionAnalysis
+from obsctl.services.triage.anomaly import WINDOW_DAYS
+from obsctl.services.triage.errors import KIND_SUGGESTIONS
+from obsctl.text import plural
+
+SEVERITY_RANK = {"info": 1, "warning": 2, "critical": 3}
+CATEGORIES = ("errors", "tools", "loop", "latency", "anomaly", "drift", "cost")
+
+# The error thresholds, shared with the postmortem severity (services/postmortem.py): the
+# error event rate (percent, as reported) and the number of error events.
+ERROR_RATE_CRITICAL = 25.0
+ERROR_RATE_WARNING = 5.0
+ERRORS_WARNING = 3
+REPEATED_ERROR = 3
+REPEATED_ERROR_CRITICAL = 10
+TOOL_CRITICAL_RATE = 0.5
+TOOL_CRITICAL_FAILURES = 3
+TOOL_WARNING_RATE = 0.1
+LOOP_CRITICAL = 10
+SLOW_WARNING = 3
+WASTE_SHARE_PCT = 20.0
+WASTE_MIN_TOKENS = 1000
+
+METRIC_LABELS = {"total_tokens": "Token usage", "duration_ms": "Duration (ms)",
+                 "event_count": "Event count", "error_count": "Error count", "cost_usd": "Cost (USD)"}
+METRIC_SUGGESTIONS = {
+    "total_tokens": "Look for oversized prompts or retrieved context, loops, and retries that resend "
+                    "the whole context; give the agent a per-run token budget.",
+    "duration_ms": "Find the slowest steps in the timeline; set per-step timeouts and an overall "
+                   "deadline for the run.",
+    "event_count": "The run took many more steps than usual: look for loops and retries, and cap "
+                   "the number of steps per run.",
+    "error_count": "Far more errors than usual: check the dependencies this agent calls for an "
+                   "outage or a recent change.",
+    "cost_usd": "Check which models were called and how many tokens they used; set a cost budget "
+                "alert for this agent.",
+}
+LOOP_SUGGESTION = ("Stop the agent after a few identical calls (same tool, same input), feed the "
+                   "tool's result back into the prompt so it can change course, and cap the steps "
+                   "per run.")
+SLOW_SUGGESTION = ("Check what made these calls slow (input size, dependency health); set timeouts, "
+                   "and consider caching or a faster tool or model for this step.")
+
+
+def _finding(category: str, severity: str, title: str, detail: str, suggestion: str,
+             evidence: dict) -> dict:
+    return {"category": category, "severity": severity, "title": title, "detail": detail,
+            "suggestion": suggestion, "evidence": evidence}
+
+
+def _pct(share: float) -> float:
+    return round(100.0 * share, 2)
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.4f}" if abs(value) < 1 else f"{value:,.1f}"
+
+
+def _step_ref(a: SessionAnalysis, step) -> dict:
+    return {"event_id": step.event_id, "timestamp": step.timestamp, "elapsed_ms": a.elapsed_ms(step),
+            "event_type": step.event_type, "tool_name": step.tool_name, "message": step.message}
+
+
+def error_severity(failed: bool, error_events: int, error_event_rate: float) -> tuple[str, str]:
+    """(severity, why) of a session's errors: critical when the session failed or 25%+ of
+    its events failed, warning at 5%+ or 3+ errors, else info."""
+    rate = f"{error_event_rate:g}%"
+    if failed:
+        return "critical", "critical because the session ended in failure"
+    if error_event_rate >= ERROR_RATE_CRITICAL:
+        return "critical", f"critical because {rate} of its events failed, at least {ERROR_RATE_CRITICAL:g}%"
+    if error_event_rate >= ERROR_RATE_WARNING:
+        return "warning", f"warning because {rate} of its events failed, at least {ERROR_RATE_WARNING:g}%"
+    if error_events >= ERRORS_WARNING:
+        return "warning", f"warning because {error_events} events failed, at least {ERRORS_WARNING}"
+    return "info", (f"info: under {ERROR_RATE_WARNING:g}% of the events failed and under "
+                    f"{ERRORS_WARNING} errors")
+
+
+def error_findings(a: SessionAnalysis) -> list[dict]:
+    """One summary finding for the session's errors, plus one per repeated error group."""
+    if not a.errors:
+        return []
+    counts = a.counts
+    severity, why = error_severity(a.failed, counts.error_events, counts.error_event_rate)
+    kinds: dict[str, int] = {}
+    for step in a.errors:
+        kinds[step.kind] = kinds.get(step.kind, 0) + 1
+    dominant = max(kinds, key=lambda k: kinds[k])  # first seen wins a tie (dicts keep order)
+    last = a.errors[-1]
+    title = counts.describe()
+    if a.failed:
+        title += "; the session ended in failure"
+    detail = ("Errors by kind: " + ", ".join(f"{k} x{n}" for k, n in kinds.items())
+              + f". Last error ({last.event_type}) at {last.timestamp}: {last.message or '-'}")
+    if a.failed:
+        detail += (". The session's status is error" if a.session["status"] == "error"
+                   else ". The session's last event failed")
+    detail += f". Severity {why}."
+    findings = [_finding("errors", severity, title, detail, KIND_SUGGESTIONS[dominant], {
+        **counts.view(), "failed": a.failed, "status": a.session["status"], "kinds": kinds,
+        "first_error": _step_ref(a, a.errors[0]), "last_error": _step_ref(a, last),
+    })]
+    for group in a.groups:
+        if group.count < REPEATED_ERROR:
+            continue
+        where = f" from tool {group.tool_name}" if group.tool_name else ""
+        findings.append(_finding(
+            "errors", "critical" if group.count >= REPEATED_ERROR_CRITICAL else "warning",
+            f"Repeated error x{group.count}: {group.example[:100]}",
+            f"{group.count} {group.event_type} events{where} share the message pattern "
+            f"'{group.pattern or group.event_type}' ({group.first_seen} to {group.last_seen}).",
+            KIND_SUGGESTIONS[group.kind], group.view()))
+    return findings
+
+
+def tool_findings(a: SessionAnalysis) -> list[dict]:
+    """One finding per tool that failed at least once."""
+    findings = []
+    by_fingerprint = {g.fingerprint: g for g in a.groups}
+    for stats in a.tools.values():
+        if not stats.failures:
+            continue
+        rate = stats.failure_rate
+        if stats.failures >= TOOL_CRITICAL_FAILURES and rate >= TOOL_CRITICAL_RATE:
+            severity = "critical"
+        elif rate >= TOOL_WARNING_RATE:
+            severity = "warning"
+        else:
+            severity = "info"
+        modes = [{"fingerprint": fp, "count": n, "kind": by_fingerprint[fp].kind,
+                  "example": by_fingerprint[fp].example}
+                 for fp, n in sorted(stats.failure_modes.items(), key=lambda kv: -kv[1])]
+        detail = "Failure modes: " + "; ".join(f"{m['kind']} x{m['count']} ({m['example'][:80]})"
+                                                for m in modes)
+        findings.append(_finding(
+            "tools", severity,
+            f"Tool {stats.tool_name} failed {stats.failures} of {stats.calls} call(s) ({_pct(rate)}%)",
+            detail + ".", KIND_SUGGESTIONS[modes[0]["kind"]], {
+                "tool_name": stats.tool_name, "calls": stats.calls, "failures": stats.failures,
+                "failure_rate_pct": _pct(rate), "slow_calls": stats.slow_calls,
+                "p50_ms": stats.percentile(50), "p95_ms": stats.percentile(95), "failure_modes": modes,
+            }))
+    return findings
+
+
+def loop_findings(a: SessionAnalysis) -> list[dict]:
+    """One finding per run of 5+ identical tool calls in a row."""
+    findings = []
+    for loop in a.loops:
+        first, last = loop.steps[0], loop.steps[-1]
+        failures = sum(1 for s in loop.steps if s.is_error)
+        tool_ms = round(sum(s.duration_ms or 0.0 for s in loop.steps), 3)
+        findings.append(_finding(
+            "loop", "critical" if loop.count >= LOOP_CRITICAL else "warning",
+            f"Loop: {loop.tool_name} called {loop.count} times in a row with the same input",
+            f"From {first.timestamp} to {last.timestamp}, {_num(tool_ms)} ms of tool time, "
+            f"{failures} of the calls failed. Input: {(loop.tool_input or 'none')[:120]}",
+            LOOP_SUGGESTION, {
+                "tool_name": loop.tool_name, "count": loop.count, "input": loop.tool_input,
+                "failures": failures, "tool_ms": tool_ms, "first_event_id": first.event_id,
+                "last_event_id": last.event_id, "first_seen": first.timestamp,
+                "last_seen": last.timestamp,
+            }))
+    return findings
+
+
+def latency_findings(a: SessionAnalysis) -> list[dict]:
+    """One finding per kind of event (type and tool) with slow successful events."""
+    findings = []
+    for kind in a.slow:
+        label = f"{kind.event_type} {kind.tool_name}" if kind.tool_name else kind.event_type
+        slowest = max(s.duration_ms for s in kind.steps)
+        if kind.source == "baseline":
+            reference = (f"the agent's baseline median {_num(kind.median_ms)} ms and p95 "
+                         f"{_num(kind.p95_ms)} ms")
+        else:
+            reference = f"the median {_num(kind.median_ms)} ms of the same events in this session"
+        findings.append(_finding(
+            "latency", "warning" if len(kind.steps) >= SLOW_WARNING else "info",
+            f"{len(kind.steps)} slow {label} event(s), slowest {_num(slowest)} ms",
+            f"Above the threshold of {_num(kind.threshold_ms)} ms set from {reference}.",
+            SLOW_SUGGESTION, {
+                "event_type": kind.event_type, "tool_name": kind.tool_name,
+                "slow_events": len(kind.steps), "threshold_ms": round(kind.threshold_ms, 3),
+                "reference": kind.source, "median_ms": kind.median_ms, "p95_ms": kind.p95_ms,
+                "max_ms": slowest, "event_ids": [s.event_id for s in kind.steps[:10]],
+            }))
+    return findings
+
+
+def baseline_findings(a: SessionAnalysis) -> list[dict]:
+    """Anomaly and drift findings, one per metric above the agent's baseline."""
+    findings = []
+    for check in a.baseline.checks:
+        if check.status not in ("anomaly", "drift"):
+            continue
+        label = METRIC_LABELS[check.name]
+        evidence = {"metric": check.name, "baseline_sessions": a.baseline.sessions, **check.view()}
+        if check.status == "anomaly":
+            ratio = f"{check.value / check.median:.1f}x" if check.median else "far above"
+            title = f"{label} {_num(check.value)} is {ratio} the baseline median {_num(check.median)}"
+            detail = (f"Robust z-score {check.z:.1f} against {a.baseline.sessions} sessions of agent "
+                      f"{a.session['agent_name']} in the previous {WINDOW_DAYS} days.")
+        else:
+            title = f"{label} {check.change_pct:+.0f}% above the baseline median {_num(check.median)}"
+            detail = (f"{_num(check.value)} against a median of {_num(check.median)} over "
+                      f"{a.baseline.sessions} recent sessions of agent {a.session['agent_name']} "
+                      f"(robust z-score {check.z:.1f}, not an outlier).")
+        findings.append(_finding(check.status, check.severity, title, detail,
+                                 METRIC_SUGGESTIONS[check.name], evidence))
+    return findings
+
+
+def cost_findings(a: SessionAnalysis) -> list[dict]:
+    """Unpriced models, and tokens spent on failed steps."""
+    findings = []
+    cost = a.cost
+    if cost["unpriced_tokens"] or cost["unpriced_models"]:
+        models = cost["unpriced_models"]
+        title = (f"No price for model(s): {', '.join(models)}" if models
+                 else f"{cost['unpriced_tokens']:,} tokens on events without a model")
+        findings.append(_finding(
+            "cost", "info", title,
+            f"{cost['unpriced_tokens']:,} tokens could not be priced; cost totals cover the priced "
+            f"models only.",
+            "Add the missing models to the OBSCTL_PRICES file "
+            '({"model": {"input_per_mtok": x, "output_per_mtok": y}}).',
+            {"unpriced_models": models, "unpriced_tokens": cost["unpriced_tokens"]}))
+    failed = cost["failed_steps"]
+    if failed["token_share_pct"] >= WASTE_SHARE_PCT and failed["total_tokens"] >= WASTE_MIN_TOKENS:
+        findings.append(_finding(
+            "cost", "warning",
+            f"{failed['token_share_pct']}% of tokens ({failed['total_tokens']:,}) were spent on failed steps",
+            f"{plural(failed['events'], 'failed event')} used {plural(failed['total_tokens'], 'token', sep=True)}"
+            + (f" costing ${failed['cost_usd']:.4f}." if failed["cost_usd"] is not None else "."),
+            "Fail fast: validate inputs before expensive calls and stop retrying calls that keep "
+            "failing.", failed))
+    return findings
+
+
+RULES = (error_findings, tool_findings, loop_findings, latency_findings, baseline_findings,
+         cost_findings)
+
+
+def all_findings(a: SessionAnalysis) -> list[dict]:
+    """Every finding, most severe first, then by category, then in rule order."""
+    findings = [f for rule in RULES for f in rule(a)]
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    return sorted(findings, key=lambda f: (-SEVERITY_RANK[f["severity"]], order[f["category"]]))
+
+
+def worst_severity(findings: list[dict]) -> str:
+    """The most severe finding's severity, or `healthy` when there is none."""
+    if not findings:
+        return "healthy"
+    return max((f["severity"] for f in findings), key=SEVERITY_RANK.__getitem__)
+

@@ -1,0 +1,215 @@
+"""Analytics (spec 2.5): exact values on hand-built sessions, freshness, rollup, API and CLI."""
+
+import json
+from datetime import UTC, datetime
+
+from obsctl.services.analytics import first_day, get_analytics
+from obsctl.services.ingest import ingest_events
+from obsctl.store import event_stats
+from obsctl.store.ingest import EVENT_COLUMNS
+from tests.conftest import event
+
+AT = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+
+
+def seed(db):
+    ingest_events(db, [
+        event("s1", "session_start", agent_name="alpha", timestamp="2026-03-01T09:00:00Z"),
+        event("s1", model="gpt-4o", tokens_in=100, tokens_out=50, duration_ms=200,
+              timestamp="2026-03-01T09:00:01Z"),
+        event("s1", "tool_call", tool_call={"name": "search"}, duration_ms=100,
+              timestamp="2026-03-01T09:00:02Z"),
+        event("s1", "session_end", status="completed", timestamp="2026-03-01T09:00:10Z"),
+
+        event("s2", "session_start", agent_name="beta", timestamp="2026-03-02T23:59:00Z"),
+        event("s2", model="gpt-4o", tokens_in=300, tokens_out=100, duration_ms=400,
+              timestamp="2026-03-02T23:59:30Z"),
+        event("s2", model="claude", tokens_in=50, tokens_out=50, timestamp="2026-03-03T00:00:10Z"),
+        event("s2", "error", output_data={"error": "boom"}, timestamp="2026-03-03T00:00:20Z"),
+        event("s2", "session_end", status="error", timestamp="2026-03-03T00:01:00Z"),
+
+        event("s3", agent_name="alpha", model="gpt-4o", tokens_in=10, tokens_out=5, duration_ms=100,
+              timestamp="2026-03-05T15:00:00Z"),
+
+        event("old", "session_start", agent_name="gamma", timestamp="2025-11-01T08:00:00Z"),
+        # An empty model name counts as no model.
+        event("old", model="", tokens_in=5, tokens_out=5, timestamp="2025-11-01T08:00:05Z"),
+        event("old", "session_end", timestamp="2025-11-01T08:00:30Z"),
+    ])
+
+
+def hourly(**counts):
+    return [{"hour": h, "event_count": counts.get(f"h{h}", 0)} for h in range(24)]
+
+
+def test_analytics_values_are_exact(db):
+    seed(db)
+    assert get_analytics(db, at=AT) == {
+        "overview": {
+            "total_sessions": 4, "active_sessions": 1, "completed_sessions": 2, "error_sessions": 1,
+            "error_rate": 25.0, "error_session_rate": 25.0, "total_events": 13, "total_tokens": 675,
+            "total_tokens_in": 465, "total_tokens_out": 210, "avg_tokens_per_session": 168.75,
+            "earliest_session": "2025-11-01T08:00:00.000Z", "latest_session": "2026-03-05T15:00:00.000Z",
+        },
+        # Ended sessions only: 10 s, 2 min (across midnight) and 30 s.
+        "duration": {"avg_ms": 53333.33, "min_ms": 10000, "max_ms": 120000},
+        "top_agents": [
+            {"agent_name": "beta", "session_count": 1, "total_tokens": 500, "avg_tokens": 500.0},
+            {"agent_name": "alpha", "session_count": 2, "total_tokens": 165, "avg_tokens": 82.5},
+            {"agent_name": "gamma", "session_count": 1, "total_tokens": 10, "avg_tokens": 10.0},
+        ],
+        "model_usage": [
+            {"model": "gpt-4o", "call_count": 3, "total_tokens": 565, "total_tokens_in": 410,
+             "total_tokens_out": 155, "avg_duration_ms": 233.33},
+            {"model": "claude", "call_count": 1, "total_tokens": 100, "total_tokens_in": 50,
+             "total_tokens_out": 50, "avg_duration_ms": None},
+        ],
+        "event_types": [
+            {"event_type": "llm_call", "count": 5},
+            {"event_type": "error", "count": 1},
+            {"event_type": "tool_call", "count": 1},
+        ],
+        # "old" started more than 90 days before AT.
+        "sessions_over_time": [
+            {"day": "2026-03-01", "session_count": 1, "total_tokens": 150},
+            {"day": "2026-03-02", "session_count": 1, "total_tokens": 500},
+            {"day": "2026-03-05", "session_count": 1, "total_tokens": 15},
+        ],
+        "hourly_activity": hourly(h0=3, h8=3, h9=4, h15=1, h23=2),
+    }
+
+
+def test_empty_database(db):
+    assert get_analytics(db, at=AT) == {
+        "overview": {
+            "total_sessions": 0, "active_sessions": 0, "completed_sessions": 0, "error_sessions": 0,
+            "error_rate": 0.0, "error_session_rate": 0.0, "total_events": 0, "total_tokens": 0,
+            "total_tokens_in": 0, "total_tokens_out": 0, "avg_tokens_per_session": 0.0,
+            "earliest_session": None, "latest_session": None,
+        },
+        "duration": {"avg_ms": None, "min_ms": None, "max_ms": None},
+        "top_agents": [],
+        "model_usage": [],
+        "event_types": [],
+        "sessions_over_time": [],
+        "hourly_activity": hourly(),
+    }
+
+
+def test_window_is_the_last_90_calendar_days():
+    assert first_day(AT) == "2025-12-11T00:00:00.000Z"
+
+
+def test_never_stale_after_an_ingest(db):
+    seed(db)
+    before = get_analytics(db, at=AT)
+    ingest_events(db, [event("s3", model="claude", tokens_in=1, tokens_out=2, duration_ms=50,
+                             timestamp="2026-03-05T15:30:00Z")])
+    after = get_analytics(db, at=AT)
+    assert after["overview"]["total_events"] == before["overview"]["total_events"] + 1
+    assert after["model_usage"][1] == {"model": "claude", "call_count": 2, "total_tokens": 103,
+                                       "total_tokens_in": 51, "total_tokens_out": 52,
+                                       "avg_duration_ms": 50.0}
+    assert after["event_types"][0] == {"event_type": "llm_call", "count": 6}
+    assert after["hourly_activity"][15] == {"hour": 15, "event_count": 2}
+
+
+def test_duplicates_are_not_counted_twice(db):
+    batch = [event("d", event_id="x1", model="m", tokens_in=7, timestamp="2026-03-05T10:00:00Z")]
+    ingest_events(db, batch)
+    ingest_events(db, batch)
+    ingest_events(db, batch + [event("d", event_id="x2", model="m", tokens_in=1,
+                                     timestamp="2026-03-05T11:00:00Z")])
+    data = get_analytics(db, at=AT)
+    assert data["model_usage"][0]["call_count"] == 2
+    assert data["model_usage"][0]["total_tokens_in"] == 8
+    assert data["overview"]["total_events"] == 2
+
+
+def _stats(db):
+    return db.conn.execute("SELECT * FROM event_stats ORDER BY 1, 2, 3").fetchall()
+
+
+def test_rollup_maintained_by_ingest_equals_a_rebuild(db):
+    seed(db)
+    maintained = _stats(db)
+    event_stats.rebuild(db.conn)
+    assert _stats(db) == maintained
+    assert sum(row[3] for row in maintained) == 13
+
+
+def test_rollup_is_repaired_when_events_change_behind_ingest(db):
+    seed(db)
+    db.conn.execute("DELETE FROM events WHERE model = 'claude'")
+    db.conn.commit()
+    models = [m["model"] for m in get_analytics(db, at=AT)["model_usage"]]
+    assert models == ["gpt-4o"]
+    maintained = _stats(db)
+    event_stats.rebuild(db.conn)
+    assert _stats(db) == maintained
+
+
+def test_rollup_reads_the_columns_it_expects():
+    positions = (event_stats._TYPE, event_stats._TS, event_stats._MODEL, event_stats._IN,
+                 event_stats._OUT, event_stats._DURATION)
+    assert [EVENT_COLUMNS[p] for p in positions] == [
+        "event_type", "timestamp", "model", "tokens_in", "tokens_out", "duration_ms"]
+
+
+def test_event_sections_never_scan_the_events_table(db):
+    from obsctl.store import analytics as store
+
+    for sql in (store._MODEL_USAGE, store._EVENT_TYPES, store._HOURLY):
+        plan = " ".join(row[3] for row in db.conn.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "event_stats" in plan and "events " not in plan + " ", plan
+    plan = " ".join(r[3] for r in db.conn.execute("EXPLAIN QUERY PLAN " + store._SESSIONS_BY_DAY, ["x"]))
+    assert "idx_sessions_started" in plan
+
+
+def test_session_breakdown_searches_by_session_not_scans(db):
+    from obsctl.store.session_aggregates import _BREAKDOWN
+
+    plan = " ".join(row[3] for row in db.conn.execute("EXPLAIN QUERY PLAN " + _BREAKDOWN, ["s"]))
+    assert "SEARCH events USING" in plan and "(session_id=?)" in plan, plan
+
+
+def test_api_equals_cli_json(db, cli, client):
+    seed(db)
+    response = client.get("/analytics")
+    assert response.status_code == 200
+    result = cli("analytics", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == response.get_json()
+    assert response.get_json()["overview"]["total_events"] == 13
+
+
+def test_cli_piped_prints_json(db, cli):
+    seed(db)
+    assert json.loads(cli("analytics").stdout)["overview"]["total_sessions"] == 4
+
+
+def test_cli_terminal_panel_names_the_session_rate_and_its_denominator(db, cli, monkeypatch):
+    from obsctl.cli import analytics as analytics_cli
+
+    seed(db)
+    monkeypatch.setattr(analytics_cli, "stdout_is_tty", lambda: True)
+    out = " ".join(cli("analytics", env={"COLUMNS": "200"}).stdout.split())
+    # error_rate is a share of sessions; the events line separates lifecycle events.
+    assert "1 error); in error: 1 of 4 sessions (25.00%)" in out
+    assert "events 13 (7 without session start/end)" in out
+
+
+def test_analytics_has_its_own_rate_limit_group(make_app):
+    app = make_app({"OBSCTL_RATE_LIMITS": "analytics=2/minute"})
+    client = app.test_client()
+    assert [client.get("/analytics").status_code for _ in range(3)] == [200, 200, 429]
+    assert client.get("/sessions").status_code == 200
+
+
+def test_session_views_share_the_sessions_limit(db, make_app):
+    ingest_events(db, [event("s")])
+    client = make_app({"OBSCTL_RATE_LIMITS": "sessions=3/minute"}).test_client()
+    codes = [client.get("/sessions").status_code, client.get("/sessions/s/explain").status_code,
+             client.post("/sessions/compare", json={"session_a": "s", "session_b": "s"}).status_code,
+             client.get("/sessions/s/export").status_code]
+    assert codes == [200, 200, 200, 429]
