@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from printq import __version__
-from printq.cli import exit_code, run_query_command
+from printq.answer import exit_code, run_query_command
 from printq.errors import DataUnavailable, InvalidSetting
 from printq.settings import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_THREADS, load_settings
 

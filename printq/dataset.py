@@ -24,7 +24,7 @@ from collections.abc import Callable
 from printq import index_cache
 from printq.errors import DataUnavailable
 from printq.files import TooLarge, open_regular_file, read_at_most
-from printq.metrics import METRICS, Metric
+from printq.metrics import METRICS, Metric, MetricValues
 from printq.settings import DEFAULT_MAX_DATA_BYTES
 
 _MAX_DOUBLE = 1.7976931348623157e308
@@ -35,29 +35,6 @@ FileIdentity = tuple[int, int, int]
 
 def identity_of(st: os.stat_result) -> FileIdentity:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-class MetricValues:
-    """The valid values of one metric, sorted ascending (typecode "q" when all are integers, else "d")."""
-
-    __slots__ = ("average", "metric", "values")
-
-    def __init__(self, metric: Metric, values: array, average: float | None):
-        self.metric = metric
-        self.values = values
-        self.average = average  # None when there are no valid values
-
-    @property
-    def count(self) -> int:
-        return len(self.values)
-
-    @property
-    def minimum(self) -> int | float | None:
-        return self.values[0] if self.values else None
-
-    @property
-    def maximum(self) -> int | float | None:
-        return self.values[-1] if self.values else None
 
 
 class Snapshot:

@@ -26,7 +26,7 @@ import zlib
 from array import array
 
 from printq.files import open_regular_file
-from printq.metrics import METRICS
+from printq.metrics import METRICS, MetricValues
 
 MAGIC = b"PRINTQIX"
 VERSION = 1
@@ -58,8 +58,6 @@ def read_index(cache_dir: str, data_path: str, identity: tuple[int, int, int]):
 
 
 def _decode(blob: bytes, real_path: str, identity: tuple[int, int, int]):
-    from printq.dataset import MetricValues  # dataset imports this module; avoid a cycle
-
     magic, version, order, records, mtime_ns, size, inode, path_len, n_metrics = _HEADER.unpack_from(blob)
     if magic != MAGIC or version != VERSION or order != _BYTE_ORDER:
         return None

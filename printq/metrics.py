@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from array import array
+
 
 class Metric:
     """One queryable metric of a print record.
@@ -22,6 +24,29 @@ class Metric:
 
     def __repr__(self) -> str:
         return f"Metric({self.name!r})"
+
+
+class MetricValues:
+    """The valid values of one metric, sorted ascending (typecode "q" when all are integers, else "d")."""
+
+    __slots__ = ("average", "metric", "values")
+
+    def __init__(self, metric: Metric, values: array, average: float | None):
+        self.metric = metric
+        self.values = values
+        self.average = average  # None when there are no valid values
+
+    @property
+    def count(self) -> int:
+        return len(self.values)
+
+    @property
+    def minimum(self) -> int | float | None:
+        return self.values[0] if self.values else None
+
+    @property
+    def maximum(self) -> int | float | None:
+        return self.values[-1] if self.values else None
 
 
 # The order in which the spec's error message lists the metrics; listings use it too.

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 
-from printq.dataset import MetricValues, Snapshot
+from printq.dataset import Snapshot
 from printq.errors import InvalidQuery, NoData
-from printq.metrics import METRIC_NAMES, METRICS, Metric, find_metric
+from printq.metrics import METRIC_NAMES, METRICS, Metric, MetricValues, find_metric
 
 COMPARISONS = ("greater", "lesser", "equal")
 AGGREGATES = ("Maximum", "Minimum", "Average")

@@ -1,17 +1,15 @@
-"""Run the Flask app on waitress until SIGTERM or SIGINT, then shut down cleanly."""
+"""`printq serve` on the shared runner (obsctl/web/runner.py): waitress until SIGTERM or SIGINT,
+then the requests in flight finish before it exits; waitress' own protocol errors answer
+``{"Message": ...}`` like the app."""
 
 from __future__ import annotations
 
-import signal
 import sys
 
 from printq.settings import Settings
 
-
-def _stop(signum: int, frame: object) -> None:
-    # waitress' loop exits on SystemExit in the main thread: it closes the listening socket and
-    # lets the worker threads finish the requests in flight (up to 5 s) before returning.
-    raise SystemExit(0)
+# Seconds the requests in flight get to finish after SIGTERM or SIGINT.
+DRAIN_SECONDS = 10.0
 
 
 def protocol_error_body(code: int, reason: str, detail: str) -> dict:
@@ -22,21 +20,19 @@ def protocol_error_body(code: int, reason: str, detail: str) -> dict:
 
 
 def serve(app, settings: Settings, records: int | None) -> None:
-    """Serve ``app`` on ``settings.host:settings.port`` with ``settings.threads`` worker threads."""
-    from waitress.server import create_server
+    """Serve ``app`` on ``settings.host:settings.port`` with ``settings.threads`` worker threads.
 
-    from obsctl.web.protocol_errors import install_json_errors
+    Raises OSError or ValueError when it cannot listen there.
+    """
+    from obsctl.web.runner import listen, run_until_signalled
 
-    server = create_server(app, host=settings.host, port=settings.port, threads=settings.threads,
-                           ident="printq", clear_untrusted_proxy_headers=True)
-    install_json_errors(server, protocol_error_body)  # waitress' own 400/431/501 answers in JSON too
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    server = listen(app, host=settings.host, port=settings.port, threads=settings.threads,
+                    ident="printq", error_body=protocol_error_body)
     loaded = f"{records} records from {settings.data_path}" if records is not None else "no data yet"
-    print(f"printq serving {loaded} on http://{server.effective_host}:{server.effective_port} "
-          "(Ctrl-C to stop)", file=sys.stderr, flush=True)
-    try:
-        server.run()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+
+    def ready(server) -> None:
+        print(f"printq serving {loaded} on http://{server.effective_host}:{server.effective_port} "
+              "(Ctrl-C to stop)", file=sys.stderr, flush=True)
+
+    run_until_signalled(server, drain_seconds=DRAIN_SECONDS, on_ready=ready)
     print("printq stopped", file=sys.stderr, flush=True)

@@ -58,6 +58,10 @@ def serve_command(
     skip_check: bool = typer.Option(
         False, "--skip-check",
         help="Start without SQLite's quick_check of the database (it reads the whole file)."),
+    get: str | None = typer.Option(
+        None, "--get", metavar="PATH",
+        help="Do not listen: answer one GET request for PATH in-process, print the body, "
+             "exit 1 unless 2xx."),
 ) -> None:
     """Serve the HTTP API (waitress). SIGTERM/SIGINT stop it after in-flight requests finish.
 
@@ -71,7 +75,12 @@ def serve_command(
     At start SQLite's quick_check reads the whole database; a damaged file is refused
     (--skip-check starts anyway). The result is in GET /health.
 
-    Example: SERVICE_API_KEY=secret obsctl serve --port 3000 --connection-limit 500
+    --get PATH answers one GET request in-process with the same settings (sending the
+    configured API key) instead of listening, prints the response body and exits 0 on a 2xx
+    status, else 1: the API from a script without a port.
+
+    Examples: SERVICE_API_KEY=secret obsctl serve --port 3000 --connection-limit 500;
+    obsctl serve --get /sessions
     """
     from dataclasses import replace
 
@@ -88,9 +97,22 @@ def serve_command(
                  "write_timeout": write_timeout}
     settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
     settings = replace(settings, write_queue=settings.write_queue or threads)
+    if get is not None:
+        raise typer.Exit(_answer_one_get(create_app(settings), settings, get))
     check = _check_database(settings, skip_check)
     app = create_app(settings, serving=True, db_check=check)
     serve(app, host=settings.host, port=settings.port, threads=threads)
+
+
+def _answer_one_get(app, settings, path: str) -> int:
+    """Run GET `path` against `app` in-process, print the body; the exit code (0 on 2xx, else 1)."""
+    headers = {"X-API-Key": settings.api_key} if settings.api_key else {}
+    try:
+        response = app.test_client().get(path, headers=headers)
+    finally:
+        app.extensions["obsctl"].pool.close_all()
+    print(response.get_data(as_text=True))
+    return 0 if 200 <= response.status_code < 300 else 1
 
 
 def _check_database(settings, skip: bool) -> dict:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
 from flask import Flask
@@ -13,25 +12,8 @@ from obsctl.store.db import ConnectionPool
 from obsctl.web.access_log import install_access_log
 from obsctl.web.allow import ObsctlFlask
 from obsctl.web.errors import register_error_handlers
+from obsctl.web.routes import route_modules
 from obsctl.web.security import create_limiter, install_auth, limit_blueprint
-
-# Route modules under obsctl.web.routes; each exposes `blueprint`, `RATE_GROUP` and
-# `OPENAPI_PATHS` (see obsctl/web/openapi.py).
-ROUTE_MODULES = (
-    "health",
-    "ingest",
-    "otlp",
-    "sessions",
-    "session_views",
-    "analytics",
-    "alerts",
-    "webhooks",
-    "triage",
-    "postmortem",
-    "sla",
-    "scorecards",
-)
-
 
 # Without `serve --threads` to size it by (the Flask test client, other WSGI servers).
 DEFAULT_WRITE_QUEUE = 8
@@ -43,10 +25,6 @@ class AppState:
     pool: ConnectionPool
     # The database check `obsctl serve` ran at start (services.maintenance.check_integrity).
     db_check: dict | None = None
-
-
-def route_modules():
-    return [importlib.import_module(f"obsctl.web.routes.{name}") for name in ROUTE_MODULES]
 
 
 def create_app(settings: Settings | None = None, *, serving: bool = False,

@@ -9,6 +9,7 @@ from flask import Blueprint
 from obsctl import __version__
 from obsctl.web.http import json_response
 from obsctl.web.openapi_util import BASE_COMPONENTS, json_content, operation
+from obsctl.web.routes import route_modules
 
 blueprint = Blueprint("openapi", __name__)
 
@@ -21,8 +22,6 @@ OPENAPI_PATHS = {
 
 
 def build_document() -> dict:
-    from obsctl.web.app import route_modules
-
     components = copy.deepcopy(BASE_COMPONENTS)
     paths: dict = {}
     for module in route_modules():

@@ -1,17 +1,13 @@
-"""Running the app on waitress with a graceful shutdown.
-
-On SIGTERM or SIGINT the server stops accepting connections, lets requests already
-received finish and their responses go out (up to a deadline), then exits.
+"""`obsctl serve` on the shared runner (obsctl/web/runner.py): threads sized for the writer
+queue, the open-files limit raised for the connection limit, the request gate and header
+timeout (server_guard.py), `{"error": ...}` protocol errors, and the writers and background
+workers stopped after the drain.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import signal
 import sys
-import threading
-import time
 
 from obsctl.errors import ServiceUnavailable
 
@@ -20,10 +16,9 @@ log = logging.getLogger("obsctl.server")
 
 def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float = 20.0,
           ready_message: bool = True) -> None:
-    from waitress import wasyncore
-    from waitress.server import create_server
-
     from obsctl.web import server_guard
+    from obsctl.web.protocol_errors import obsctl_error_body
+    from obsctl.web.runner import listen, run_until_signalled
 
     state = app.extensions["obsctl"]
     settings = state.settings
@@ -32,9 +27,8 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     all_threads = threads + state.pool.writer.capacity
     connection_limit = _allow_open_files(settings.connection_limit, all_threads)
     try:
-        server = create_server(
-            app, host=host, port=port, threads=all_threads, ident="obsctl",
-            clear_untrusted_proxy_headers=True,
+        server = listen(
+            app, host=host, port=port, threads=all_threads, ident="obsctl", error_body=obsctl_error_body,
             # waitress refuses a body at >= max_request_body_size; the limit itself is allowed.
             max_request_body_size=settings.max_body_bytes + 1,
             connection_limit=connection_limit,
@@ -44,47 +38,24 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     except OSError as exc:
         # Port in use, no permission, unknown host: a message, not a traceback.
         raise ServiceUnavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    from obsctl.web.protocol_errors import install_json_errors, obsctl_error_body
-
-    install_json_errors(server, obsctl_error_body)  # waitress' own 400/431/501 answers in JSON too
     server_guard.install(server, settings)
-    stopping = threading.Event()
 
-    def _stop(signum, frame):
-        stopping.set()
-        server.pull_trigger()
-
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    if ready_message:
+    def ready(server) -> None:
+        if not ready_message:
+            return
         check = (state.db_check or {}).get("quick_check", "not run")
-        sys.stderr.write(f"obsctl serving {state.settings.db_path} on http://{server.effective_host}:"
+        sys.stderr.write(f"obsctl serving {settings.db_path} on http://{server.effective_host}:"
                          f"{server.effective_port} ({threads} threads, {all_threads - threads} more for "
                          f"queued writes, at most {connection_limit} connections; database quick_check: "
                          f"{check}); Ctrl-C to stop\n")
         sys.stderr.flush()
-    socket_map = server._map
-    try:
-        while not stopping.is_set():
-            wasyncore.loop(timeout=0.5, map=socket_map, use_poll=True, count=1)
-        # Stop accepting, keep the trigger and open channels so responses still go out.
-        server.accepting = False
-        wasyncore.dispatcher.close(server)
-        deadline = time.monotonic() + drain_seconds
-        while time.monotonic() < deadline and _busy(server):
-            wasyncore.loop(timeout=0.05, map=socket_map, use_poll=True, count=1)
-    finally:
-        server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
-        for channel in list(server.active_channels.values()):
-            with contextlib.suppress(OSError):
-                channel.close()
-        server.trigger.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+
+    def stopped() -> None:
         for worker in app.extensions.get("obsctl_workers", ()):
             worker.stop()
-        pool = app.extensions.get("obsctl")
-        if pool is not None:
-            pool.pool.close_all()
+        state.pool.close_all()
+
+    run_until_signalled(server, drain_seconds=drain_seconds, on_ready=ready, on_stop=stopped)
     sys.stderr.write("obsctl server stopped\n")
 
 
@@ -111,13 +82,3 @@ def _allow_open_files(connection_limit: int, threads: int) -> int:
                         soft, fitted, connection_limit)
             return fitted
     return connection_limit
-
-
-def _busy(server) -> bool:
-    """True while a request is being handled or a response is still being written."""
-    if server.task_dispatcher.queue:
-        return True
-    for channel in list(server.active_channels.values()):
-        if channel.requests or channel.total_outbufs_len or channel.request is not None:
-            return True
-    return False

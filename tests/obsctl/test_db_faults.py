@@ -85,8 +85,11 @@ def private_mounts_work() -> bool:
         os.rmdir(probe)
 
 
-needs_mounts = pytest.mark.skipif(not private_mounts_work(),
-                                  reason="needs `unshare -m` and mount (root in a private mount namespace)")
+# Not a missing package: the OS must let this user mount a tmpfs in a private mount namespace.
+needs_mounts = pytest.mark.skipif(
+    not private_mounts_work(),
+    reason="the OS does not allow a private mount namespace here (`unshare -m` with a tmpfs mount "
+           "failed: needs root, or unprivileged user namespaces)")
 
 
 def in_small_filesystem(directory: Path, size: str, argv: list[str]) -> list[str]:

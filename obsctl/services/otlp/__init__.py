@@ -24,8 +24,9 @@ from obsctl.services.ingest import (
     store_events,
     validate_events,
 )
+from obsctl.services.otlp.decode import decode_request
 from obsctl.services.otlp.mapping import explicit_agent, explicit_session, service_name, span_to_event
-from obsctl.services.otlp.wire import RejectedSpan, SpanRecord, decode_request
+from obsctl.services.otlp.wire import RejectedSpan, SpanRecord
 from obsctl.store import otlp as otlp_store
 from obsctl.store.db import run_write, write_transaction
 

@@ -209,12 +209,3 @@ def encode_response(rejected_spans: int, error_message: str, fmt: str) -> bytes:
     # int64 fields are decimal strings in the protobuf JSON mapping that OTLP JSON follows.
     return orjson.dumps({"partialSuccess": {"rejectedSpans": str(rejected_spans),
                                             "errorMessage": error_message}})
-
-
-def decode_request(body: bytes, fmt: str) -> list[SpanRecord | RejectedSpan]:
-    """Decode an export request body in the given wire format."""
-    if fmt == PROTOBUF:
-        return decode_protobuf(body)
-    from obsctl.services.otlp.json_format import decode_json_body
-
-    return decode_json_body(body)

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import jsonschema_rs
 import pytest
 
 from obsctl.services.ingest import ingest_events
 from obsctl.timeutil import format_ts
 from tests.conftest import event
 from tests.webhook_receiver import Receiver
-
-jsonschema_rs = pytest.importorskip("jsonschema_rs")
 
 
 @pytest.fixture

@@ -1,12 +1,11 @@
 """Real explain/export/compare/analytics responses validate against their OpenAPI schemas
 (what schemathesis will fuzz against), including nullable fields."""
 
+import jsonschema_rs
 import pytest
 
 from obsctl.services.ingest import ingest_events
 from tests.conftest import event
-
-jsonschema_rs = pytest.importorskip("jsonschema_rs")
 
 
 def seed(db):

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 
+import jsonschema_rs
 import pytest
 
 from obsctl.services.ingest import ingest_events
 from tests import triage_scenarios as sc
-
-jsonschema_rs = pytest.importorskip("jsonschema_rs")
 
 
 @pytest.fixture

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import jsonschema_rs
 import pytest
 
 from obsctl.services.ingest import ingest_events
 from obsctl.timeutil import now
 from tests.obsctl.scorecards.test_scorecards import EXPECTED, PRICES, fleet_events, llm, session
-
-jsonschema_rs = pytest.importorskip("jsonschema_rs")
 
 
 @pytest.fixture

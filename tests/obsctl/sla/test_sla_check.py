@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import jsonschema_rs
 import orjson
 import pytest
 
@@ -186,7 +187,6 @@ def test_http_check_history_summary(live_fleet, client):
 
 
 def test_http_responses_match_the_openapi_schemas(live_fleet, client):
-    jsonschema_rs = pytest.importorskip("jsonschema_rs")
     doc = client.get("/openapi.json").get_json()
 
     def check(path, method, response, status=200):
