@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 DEMO_DB := .demo/obsctl.db
 PYTEST_WORKERS ?= 2
 
-.PHONY: install demo test lint serve bench completions clean
+.PHONY: install demo test lint serve bench completions docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,11 @@ bench: $(STAMP)
 
 completions: $(STAMP)
 	$(BIN)/python completions/generate.py completions
+
+# docs/cli.md and docs/http.md from the code, and the shown output of every example in the docs
+# (tests/obsctl/test_docs.py fails until this is run after a change to a command or an output).
+docs: $(STAMP)
+	$(BIN)/python docs/generate.py
 
 clean:
 	rm -rf $(VENV) .demo build dist *.egg-info .pytest_cache .ruff_cache .hypothesis bench/.cache

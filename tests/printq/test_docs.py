@@ -1,4 +1,4 @@
-"""The printq README section stays true: every `$ printq ...` example in a console block is run."""
+"""The printq docs page stays true: every `$ printq ...` example in a console block is run."""
 
 from __future__ import annotations
 
@@ -11,17 +11,11 @@ import pytest
 from printq.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-SOURCES = [ROOT / "README.md"]
+SOURCES = [ROOT / "docs" / "printq.md"]
 
 
 def printq_section() -> str:
-    for source in SOURCES:
-        text = source.read_text() if source.exists() else ""
-        if "## printq" in text:
-            section = text[text.index("## printq"):]
-            following = re.search(r"^## (?!#)", section[3:], flags=re.MULTILINE)
-            return section[: following.start() + 3] if following else section
-    return ""
+    return "\n".join(source.read_text() for source in SOURCES if source.exists())
 
 
 def examples() -> list[tuple[str, str]]:
@@ -44,7 +38,7 @@ def examples() -> list[tuple[str, str]]:
 def test_the_section_has_examples_of_every_command():
     section = printq_section()
     if not section:
-        pytest.fail("no printq section in README.md")
+        pytest.fail("no docs/printq.md")
     assert len(examples()) >= 10
     for usage in ("printq livePercent greater 50", "printq metrics", "printq serve", "printq query",
                   "printq --version", "PRINTQ_DATA", "PRINTQ_CACHE_DIR", "--data"):
@@ -58,6 +52,8 @@ def test_console_examples_print_what_the_docs_say(command, expected, capsys, tmp
     monkeypatch.chdir(tmp_path)
     args = shlex.split(command)
     assert args[0] == "printq"
-    main(args[1:])
+    status = re.search(r"\n?\[exit (\d+)\]$", expected)
+    code = main(args[1:])
     out, err = capsys.readouterr()
-    assert (out + err).rstrip("\n") == expected
+    assert (out + err).rstrip("\n") == expected[:status.start()] if status else expected
+    assert (code or 0) == (int(status.group(1)) if status else 0)
