@@ -42,7 +42,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check obsctl printq tests bench
 
-# After `make demo` this serves the demo database (the README's examples use its sessions);
+# After `make demo` this serves the demo database (the examples in docs/ use its sessions);
 # before, the default database. The server's first line names the file it serves.
 serve: $(STAMP)
 	$(BIN)/obsctl $(if $(wildcard $(DEMO_DB)),--db $(DEMO_DB)) serve

@@ -1,7 +1,7 @@
 """Auto-triage: a health score, a grade and severity-ranked findings for one session, and
 the batch view over recent sessions. Deterministic; no model calls.
 
-Health score (0-100, 100 healthy; documented in the README, "Auto-triage and postmortems"):
+Health score (0-100, 100 healthy; documented in docs/triage.md):
 
     score = 100 - (errors + tools + loops + latency + baseline), floored at 0, one decimal
     errors   = 40 x error_rate + min(10, 2 x errors) + (15 if the session failed)

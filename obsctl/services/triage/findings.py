@@ -1,5 +1,5 @@
 """Finding rules: each turns one fact of a SessionAnalysis into a finding with a severity,
-a title, a detail, a suggestion and its evidence. Thresholds are documented in the README."""
+a title, a detail, a suggestion and its evidence. Thresholds are documented in docs/triage.md."""
 
 from __future__ import annotations
 
