@@ -95,7 +95,7 @@ def test_sigterm_lets_in_flight_requests_finish(live_server, db_path):
     connections = [_open_connection(server) for _ in bodies]
     for connection, body in zip(connections, bodies, strict=True):
         _start_post(connection, body, len(body) // 2)
-    time.sleep(0.5)  # the server reads what has arrived: each connection now has a request open
+    time.sleep(1.0)  # the server reads what has arrived: each connection now has a request open
     server.process.send_signal(signal.SIGTERM)
     time.sleep(0.5)  # the server has stopped accepting and is draining
     assert server.process.poll() is None, "the server exited with requests in flight"
