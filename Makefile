@@ -47,8 +47,19 @@ lint: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/obsctl $(if $(wildcard $(DEMO_DB)),--db $(DEMO_DB)) serve
 
+# One run of every benchmark writes $(BENCH_PAGE): a header (when, on what machine, which
+# commit), then each benchmark's figures and verdicts. A missed target does not stop the run;
+# the target exits non-zero at the end if any benchmark missed one or failed.
+# `make bench BENCH_SMALL=1 BENCH_PAGE=/tmp/perf.md` checks the mechanism on small sizes.
+BENCH_PAGE ?= docs/performance.md
 bench: $(STAMP)
-	@set -e; for b in bench/[a-z]*.py; do echo "== $$b"; $(BIN)/python $$b; done
+	@mkdir -p $(dir $(BENCH_PAGE))
+	@$(BIN)/python bench/_report.py header > $(BENCH_PAGE).partial
+	@failed=""; for b in bench/[a-z]*.py; do echo "== $$b"; \
+	  BENCH_REPORT=$(BENCH_PAGE).partial $(BIN)/python $$b || failed="$$failed $$b"; done; \
+	$(BIN)/python bench/_report.py footer $$failed >> $(BENCH_PAGE).partial; \
+	mv $(BENCH_PAGE).partial $(BENCH_PAGE); echo "wrote $(BENCH_PAGE)"; \
+	if [ -n "$$failed" ]; then echo "missed a target or failed:$$failed"; exit 1; fi
 
 completions: $(STAMP)
 	$(BIN)/python completions/generate.py completions

@@ -21,6 +21,8 @@ if str(ROOT) not in sys.path:
 
 GENERATOR_VERSION = 1
 CACHE_DIR = Path(os.environ.get("OBSCTL_BENCH_CACHE", ROOT / "bench" / ".cache"))
+# BENCH_SMALL=1 (see _report.py): a 20k-event database instead of 1M, to check the mechanism.
+SHARED_SESSIONS = 400 if os.environ.get("BENCH_SMALL", "") not in ("", "0") else 20_000
 
 MODELS = ["gpt-4o", "gpt-4o-mini", "claude-3-5-sonnet-20241022", "claude-3-5-haiku-20241022",
           "gemini-1.5-pro", "in-house-llm-v2"]
@@ -102,8 +104,9 @@ def write_jsonl(path: Path, n_sessions: int, events_per_session: int = 50, seed:
     return count
 
 
-def bench_db_path(n_sessions: int = 20_000, events_per_session: int = 50, seed: int = 42) -> Path:
+def bench_db_path(n_sessions: int | None = None, events_per_session: int = 50, seed: int = 42) -> Path:
     """The cached benchmark database (built on first use; about a minute for 1M events)."""
+    n_sessions = n_sessions or SHARED_SESSIONS
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     path = CACHE_DIR / f"bench-v{GENERATOR_VERSION}-{n_sessions}x{events_per_session}-s{seed}.db"
     if path.exists():

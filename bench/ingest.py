@@ -1,9 +1,11 @@
 """Ingest throughput: `obsctl ingest` vs a raw sqlite3 executemany reference, memory for 1M
 events, and HTTP ingest through a real `obsctl serve`.
 
-Run: .venv/bin/python bench/ingest.py [--events 200000] [--rss-events 1000000] [--skip-http]
+Run: .venv/bin/python bench/ingest.py [--events 200000] [--rss-events 1000000] [--runs 3] [--skip-http]
 Targets (issue 2): CLI >= 50% of the reference; peak RSS < 200 MB at 1M events;
-HTTP >= 10k events/s (batches of 1000, 4 client threads, limits lifted).
+HTTP >= 10k events/s (batches of 1000, 4 client threads, limits lifted). Throughputs are
+judged on the median of --runs runs (the reference and the CLI alternate, each a fresh
+process); the script exits 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _dataset import ROOT, write_jsonl  # noqa: E402
+from _report import Report, median, sized  # noqa: E402
 
 OBSCTL = [sys.executable, "-m", "obsctl"]
 
@@ -118,45 +121,64 @@ def http_ingest(events: list[dict], db_file: Path, threads: int = 4, batch: int 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=200_000)
-    parser.add_argument("--rss-events", type=int, default=1_000_000)
-    parser.add_argument("--http-events", type=int, default=100_000)
+    parser.add_argument("--events", type=int, default=sized(200_000, 5_000))
+    parser.add_argument("--rss-events", type=int, default=sized(1_000_000, 10_000))
+    parser.add_argument("--http-events", type=int, default=sized(100_000, 5_000))
+    parser.add_argument("--runs", type=int, default=3, help="runs of each measurement")
     parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--report", help="append a Markdown section of the figures to this file "
+                        "(default: $BENCH_REPORT)")
     parser.add_argument("--reference", nargs=2, metavar=("JSONL", "DB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reference:
         reference_ingest(Path(args.reference[0]), Path(args.reference[1]))
         return
+    report = Report("Ingest throughput")
 
     with tempfile.TemporaryDirectory(prefix="obsctl-bench-") as tmp:
         tmp = Path(tmp)
         jsonl = tmp / "events.jsonl"
         n = write_jsonl(jsonl, args.events // 50, seed=7)
         size_mb = jsonl.stat().st_size / 1e6
-        print(f"input: {n} events, {size_mb:.1f} MB JSONL")
+        report.figure(f"input: {n} events, {size_mb:.1f} MB JSONL; {args.runs} runs of each")
 
-        # Both run as fresh child processes (interpreter start-up included in both).
-        ref, _ = run_measured([sys.executable, __file__, "--reference", str(jsonl), str(tmp / "ref.db")])
-        cli, rss = cli_ingest(jsonl, tmp / "cli.db")
-        print(f"reference (orjson + executemany, one transaction): {n / ref:10,.0f} events/s ({ref:.2f}s)")
-        print(f"obsctl ingest (CLI, validated, idempotent):        {n / cli:10,.0f} events/s ({cli:.2f}s)")
-        print(f"ratio CLI/reference: {ref / cli:.0%}  (target >= 50%)  peak RSS {rss:.0f} MB")
+        # Both run as fresh child processes (interpreter start-up included in both), alternating
+        # so that load from elsewhere weighs on both alike; each run writes a new database.
+        refs, clis, rss = [], [], []
+        for run in range(args.runs):
+            ref, _ = run_measured([sys.executable, __file__, "--reference", str(jsonl),
+                                   str(tmp / f"ref{run}.db")])
+            cli, peak = cli_ingest(jsonl, tmp / f"cli{run}.db")
+            refs.append(ref)
+            clis.append(cli)
+            rss.append(peak)
+        ref, cli = median(refs), median(clis)
+        report.figure(f"reference (orjson + executemany, one transaction): {n / ref:10,.0f} events/s "
+                      f"(median {ref:.2f}s)")
+        report.figure(f"obsctl ingest (CLI, validated, idempotent):        {n / cli:10,.0f} events/s "
+                      f"(median {cli:.2f}s, peak RSS {max(rss):.0f} MB)")
+        report.check("CLI throughput / reference", 100 * ref / cli, ">=", 50, unit="%",
+                     basis=f"medians of {args.runs}", fmt=".0f")
 
         if args.rss_events:
             big = tmp / "big.jsonl"
             nb = write_jsonl(big, args.rss_events // 50, seed=8)
             t_big, rss_big = cli_ingest(big, tmp / "big.db")
             big.unlink()
-            print(f"obsctl ingest of {nb} events: {nb / t_big:,.0f} events/s, peak RSS {rss_big:.0f} MB "
-                  f"(target < 200 MB)")
+            report.figure(f"obsctl ingest of {nb} events: {nb / t_big:,.0f} events/s, "
+                          f"peak RSS {rss_big:.0f} MB")
+            report.check(f"peak RSS at {nb:,} events", rss_big, "<", 200, unit=" MB",
+                         basis="one run", fmt=".0f")
 
         if not args.skip_http:
             with open(jsonl, "rb") as lines:
                 events = [orjson.loads(line) for _, line in zip(range(args.http_events), lines)]
-            t_http = http_ingest(events, tmp / "http.db")
-            print(f"HTTP POST /events (batches of 1000, 4 client threads, 4 server threads): "
-                  f"{len(events) / t_http:,.0f} events/s (target >= 10,000)")
-
+            rates = [len(events) / http_ingest(events, tmp / f"http{run}.db") for run in range(args.runs)]
+            report.figure(f"HTTP POST /events (batches of 1000, 4 client threads, 4 server threads): "
+                          f"{median(rates):,.0f} events/s median of {', '.join(f'{r:,.0f}' for r in rates)}")
+            report.check("HTTP ingest", median(rates), ">=", 10_000, unit=" events/s",
+                         basis=f"median of {args.runs}", fmt=",.0f")
+    report.finish(args.report)
 
 if __name__ == "__main__":
     main()

@@ -1,15 +1,20 @@
 """OTLP trace ingest throughput: POST /v1/traces (protobuf, plain and gzip) spans/s next to
-POST /events events/s for the same data, in the same run, against one real `obsctl serve`.
+POST /events events/s for the same data, in the same run, against real `obsctl serve` processes.
 
 The workload is agent traces of 10 spans (an agent span, LLM calls with model, tokens and
-messages, tool calls, a failure now and then), 10 traces per request. The /events bodies
-carry exactly the events the OTLP spans map to, so the two figures compare the OTLP decoding
-and mapping on top of the same ingest. Rate limits are off (OBSCTL_RATE_LIMITS=off); the
-server listens on 127.0.0.1 only; each phase runs for a bounded time.
+messages, tool calls, a failure now and then), 10 traces per request. The three kinds of
+request carry the same data: request i of /v1/traces (protobuf), of /v1/traces (protobuf,
+gzip) and of /events (JSON) is built from the same ExportTraceServiceRequest, the /events
+body holding exactly the events its spans map to. Each kind goes to its own server and
+empty database, so none of them meets the others' data as duplicates, and the figures
+compare the OTLP decoding and mapping on top of the same ingest. Rate limits are off
+(OBSCTL_RATE_LIMITS=off); the servers listen on 127.0.0.1 only; each phase runs for a
+bounded time.
 
 Run: .venv/bin/python bench/otlp.py [--seconds 15] [--rounds 3] [--threads 4] [--requests 1500]
 Goal: OTLP protobuf spans/s at least half of /events events/s (decoding and mapping should
-not dominate the cost of storing).
+not dominate the cost of storing), judged on the median over the rounds of the per-round
+ratio; the script exits 1 when it is missed.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import Report, median, sized  # noqa: E402
 
 SPANS_PER_TRACE = 10
 TRACES_PER_REQUEST = 10
@@ -117,9 +124,11 @@ class Phase:
         self.next = 0
         self.items = 0
         self.elapsed = 0.0
+        self.round_rates: list[float | None] = []
 
     @property
     def rate(self) -> float:
+        """Items per second over all rounds."""
         return self.items / self.elapsed if self.elapsed else 0.0
 
     def run(self, threads: int, seconds: float) -> None:
@@ -152,65 +161,87 @@ class Phase:
             t.join()
         if failures:
             raise SystemExit(f"requests to {self.url} failed: {failures[0]}")
-        self.elapsed += time.perf_counter() - started
+        elapsed = time.perf_counter() - started
+        self.elapsed += elapsed
         self.items += done[0] * self.items_per_body
+        # None for a round that found no body left (--requests too few for --seconds).
+        self.round_rates.append(done[0] * self.items_per_body / elapsed if done[0] and elapsed else None)
+
+    @property
+    def median_rate(self) -> float:
+        rates = [r for r in self.round_rates if r is not None]
+        return median(rates) if rates else 0.0
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=15.0,
+    parser.add_argument("--seconds", type=float, default=sized(15.0, 3.0),
                         help="time per kind of request, over all rounds")
     parser.add_argument("--threads", type=int, default=4, help="client threads (server: 4)")
     parser.add_argument("--rounds", type=int, default=3, help="alternations of the three kinds")
-    parser.add_argument("--requests", type=int, default=1500,
+    parser.add_argument("--requests", type=int, default=sized(1500, 150),
                         help="distinct request bodies built per phase (upper bound)")
+    parser.add_argument("--report", help="append a Markdown section of the figures to this file "
+                        "(default: $BENCH_REPORT)")
     args = parser.parse_args()
     from conftest import start_server
 
     per_body = SPANS_PER_TRACE * TRACES_PER_REQUEST
-    print(f"building {args.requests} x 3 request bodies of {per_body} spans ...", file=sys.stderr)
+    print(f"building {args.requests} request bodies of {per_body} spans, in three encodings ...",
+          file=sys.stderr)
     rng = random.Random(7)
     now_ns = time.time_ns()
     otlp_plain = [build_request(rng, i, now_ns) for i in range(args.requests)]
-    otlp_gzip = [gzip.compress(build_request(rng, i, now_ns)) for i in range(args.requests)]
-    events = [events_body(build_request(rng, i, now_ns)) for i in range(args.requests)]
-    print(f"mean body size: protobuf {sum(map(len, otlp_plain)) / len(otlp_plain) / 1024:.1f} KiB, "
-          f"protobuf+gzip {sum(map(len, otlp_gzip)) / len(otlp_gzip) / 1024:.1f} KiB, "
-          f"/events JSON {sum(map(len, events)) / len(events) / 1024:.1f} KiB", file=sys.stderr)
+    otlp_gzip = [gzip.compress(body) for body in otlp_plain]
+    events = [events_body(body) for body in otlp_plain]  # the same spans, as /events JSON
+    report = Report("OTLP trace ingest")
+    report.figure(f"mean body size: protobuf {sum(map(len, otlp_plain)) / len(otlp_plain) / 1024:.1f} KiB, "
+                  f"protobuf+gzip {sum(map(len, otlp_gzip)) / len(otlp_gzip) / 1024:.1f} KiB, "
+                  f"/events JSON {sum(map(len, events)) / len(events) / 1024:.1f} KiB")
 
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_server(Path(tmp) / "bench.db", Path(tmp), {"OBSCTL_RATE_LIMITS": "off"},
-                              threads=4)
+        servers = []
         try:
+            for kind in ("events", "plain", "gzip"):
+                server_dir = Path(tmp) / kind
+                server_dir.mkdir()
+                servers.append(start_server(server_dir / "bench.db", server_dir,
+                                            {"OBSCTL_RATE_LIMITS": "off"}, threads=4))
             pb = {"Content-Type": "application/x-protobuf"}
             phases = [
-                Phase("/events (JSON)", f"{server.url}/events", events,
+                Phase("/events (JSON)", f"{servers[0].url}/events", events,
                       {"Content-Type": "application/json"}, per_body),
-                Phase("/v1/traces (protobuf)", f"{server.url}/v1/traces", otlp_plain, pb, per_body),
-                Phase("/v1/traces (protobuf, gzip)", f"{server.url}/v1/traces", otlp_gzip,
+                Phase("/v1/traces (protobuf)", f"{servers[1].url}/v1/traces", otlp_plain, pb, per_body),
+                Phase("/v1/traces (protobuf, gzip)", f"{servers[2].url}/v1/traces", otlp_gzip,
                       {**pb, "Content-Encoding": "gzip"}, per_body),
             ]
             # Phases alternate over several rounds, so load from other processes and the
-            # growing database weigh on all of them alike.
+            # growing databases weigh on all of them alike.
             for _ in range(args.rounds):
                 for phase in phases:
                     phase.run(args.threads, args.seconds / args.rounds)
-            total = requests.get(f"{server.url}/sessions?limit=1", timeout=30).json()["total"]
+            totals = [requests.get(f"{s.url}/sessions?limit=1", timeout=30).json()["total"]
+                      for s in servers]
         finally:
-            server.stop()
+            for server in servers:
+                server.stop()
 
-    print(f"\nOTLP ingest vs /events: {args.threads} client threads, 4 server threads, "
-          f"{per_body} spans/events per request, {args.rounds} rounds, "
-          f"up to {args.seconds:.0f} s per kind\n")
-    reference = phases[0].rate
+    report.figure(f"OTLP ingest vs /events: {args.threads} client threads, 4 server threads each, "
+                  f"{per_body} spans/events per request, {args.rounds} rounds, "
+                  f"up to {args.seconds:.0f} s per kind")
+    reference = phases[0]
     for phase in phases:
-        print(f"  {phase.name:30s} {phase.rate:9,.0f} per s  ({phase.items:,} in {phase.elapsed:.1f} s)  "
-              f"{phase.rate / reference:5.2f}x /events")
-    ratio = phases[1].rate / reference
-    print(f"\n  sessions stored: {total:,}")
-    print(f"  goal: OTLP protobuf >= {GOAL_RATIO:.0%} of /events -> {ratio:.0%} "
-          f"({'met' if ratio >= GOAL_RATIO else 'NOT met'})")
-
+        rounds = ", ".join("no bodies left" if r is None else f"{r:,.0f}" for r in phase.round_rates)
+        report.figure(f"  {phase.name:30s} {phase.median_rate:9,.0f} per s median of rounds "
+                      f"({rounds}); {phase.items:,} in {phase.elapsed:.1f} s")
+    report.figure(f"  sessions stored: /events {totals[0]:,}, protobuf {totals[1]:,}, gzip {totals[2]:,}")
+    ratios = [otlp / ev for otlp, ev in zip(phases[1].round_rates, reference.round_rates, strict=True)
+              if otlp is not None and ev is not None]
+    if not ratios:
+        raise SystemExit("no round measured both kinds: raise --requests")
+    report.check("OTLP protobuf spans/s / /events events/s", 100 * median(ratios), ">=", 100 * GOAL_RATIO,
+                 unit="%", basis=f"median of {len(ratios)} rounds", fmt=".0f")
+    report.finish(args.report)
 
 if __name__ == "__main__":
     main()

@@ -10,6 +10,8 @@ layer, with a price table built per call as the HTTP routes and the CLI do:
 - the postmortem of the same session, and the postmortem candidates list (no target)
 - GET /triage/<id> through the Flask app in-process (JSON encoding included)
 
+Targets are judged on the median (p50); the script exits 1 when one is missed.
+
     .venv/bin/python bench/triage.py [--iterations 30]
 """
 
@@ -24,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _dataset import fresh_copy, generate_events
+from _report import Report, sized
 
 TRIAGE_TARGET_MS = 100.0
 BATCH_TARGET_MS = 1000.0
@@ -46,18 +49,20 @@ def timed(fn, iterations: int) -> list[float]:
     return samples
 
 
-def line(label: str, samples: list[float], target: float | None = None) -> str:
+def line(report: Report, label: str, samples: list[float], target: float | None = None) -> str:
     p50, p95 = percentile(samples, 50), percentile(samples, 95)
-    verdict = ""
     if target is not None:
-        verdict = f"  target p50 < {target:.0f} ms: {'OK' if p50 < target else 'MISSED'}"
-    return f"  {label:<44} p50 {p50:8.1f} ms   p95 {p95:8.1f} ms  (n={len(samples)}){verdict}"
+        report.check(label, p50, "<", target, unit=" ms", basis=f"p50 of {len(samples)}")
+    return f"  {label:<44} p50 {p50:8.1f} ms   p95 {p95:8.1f} ms  (n={len(samples)})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=30)
+    parser.add_argument("--iterations", type=int, default=sized(30, 6))
+    parser.add_argument("--report", help="append a Markdown section of the figures to this file "
+                        "(default: $BENCH_REPORT)")
     args = parser.parse_args()
+    report = Report("Triage and postmortem")
 
     from obsctl.config import Settings
     from obsctl.services.ingest import ingest_events
@@ -77,24 +82,25 @@ def main() -> None:
         agent = events[0]["agent_name"]
         settings = Settings.from_env({}, db_path=path)
         total = db.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
-        print(f"setup: copied and prepared a {total:,}-event database in "
+        report.figure(f"setup: copied and prepared a {total:,}-event database in "
               f"{time.perf_counter() - started:.1f} s; session {session_id} ({len(events)} events, {agent})")
 
-        report = triage_session(db, session_id, pricer=pricer_for(settings))
-        print(f"the session: health {report['health_score']} ({report['grade']}, {report['severity']}), "
-              f"{len(report['findings'])} findings, baseline {report['baseline']['sessions']} sessions")
+        triaged = triage_session(db, session_id, pricer=pricer_for(settings))
+        report.figure(f"the session: health {triaged['health_score']} ({triaged['grade']}, "
+                      f"{triaged['severity']}), {len(triaged['findings'])} findings, "
+                      f"baseline {triaged['baseline']['sessions']} sessions")
 
         n = args.iterations
         rows = [
-            line(f"triage of a {len(events)}-event session",
+            line(report, f"triage of a {len(events)}-event session",
                  timed(lambda: triage_session(db, session_id, pricer=pricer_for(settings)), n),
                  TRIAGE_TARGET_MS),
-            line("triage batch, 10 most recent sessions",
+            line(report, "triage batch, 10 most recent sessions",
                  timed(lambda: triage_batch(db, pricer=pricer_for(settings), limit=10), max(5, n // 3)),
                  BATCH_TARGET_MS),
-            line(f"postmortem of the {len(events)}-event session",
+            line(report, f"postmortem of the {len(events)}-event session",
                  timed(lambda: postmortem_session(db, session_id, pricer=pricer_for(settings)), n)),
-            line("postmortem candidates (all sessions)",
+            line(report, "postmortem candidates (all sessions)",
                  timed(lambda: postmortem_candidates(db), n)),
         ]
         from obsctl.web.app import create_app
@@ -105,10 +111,12 @@ def main() -> None:
         def http_triage():
             assert client.get(f"/triage/{session_id}").status_code == 200
 
-        rows.append(line("GET /triage/<id> (Flask app in-process)", timed(http_triage, n)))
+        rows.append(line(report, "GET /triage/<id> (Flask app in-process)", timed(http_triage, n)))
         app.extensions["obsctl"].pool.close_all()
         db.close()
-    print("\n".join(["", "results (1M-event database):", *rows]))
+    for row in ["", f"results ({total:,}-event database):", *rows]:
+        report.figure(row)
+    report.finish(args.report)
 
 
 if __name__ == "__main__":

@@ -132,6 +132,8 @@ def small():
 
 @pytest.mark.parametrize("value, expected", [
     ("50", 1), ("50.0000000001", 1), ("49.9999999999", 1),  # within 1e-9: equal
+    ("50.0000000009", 1), ("49.9999999991", 1),  # 9e-10 away: still equal
+    ("50.0000000015", 0), ("49.9999999985", 0),  # 1.5e-9 away: not equal
     ("50.00000001", 0), ("49.99999999", 0),  # 1e-8 away: not equal
 ])
 def test_double_equality_uses_an_absolute_tolerance_of_1e_9(small, value, expected):

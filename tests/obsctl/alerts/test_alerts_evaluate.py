@@ -128,6 +128,17 @@ def test_cooldown_suppresses_repeat_firing_until_it_ends(data, settings):
     assert alerts.list_alert_events(data, rule_id=r["rule_id"])["total"] == 2
 
 
+@pytest.mark.parametrize("minutes, status", [
+    (15 - 1 / 60_000, "cooldown"),  # one millisecond before the cooldown ends
+    (15, "fired"),                  # the moment it ends
+    (15 + 1 / 60_000, "fired"),
+])
+def test_cooldown_ends_exactly_cooldown_minutes_after_firing(data, settings, minutes, status):
+    rule(data, cooldown_minutes=15)
+    assert only_result(evaluate(data, settings))["status"] == "fired"
+    assert only_result(evaluate(data, settings, minutes=minutes))["status"] == status
+
+
 def test_cooldown_zero_fires_every_time(data, settings):
     rule(data, cooldown_minutes=0)
     statuses = [only_result(evaluate(data, settings))["status"] for _ in range(3)]
@@ -154,6 +165,7 @@ def test_disabled_rules_are_not_evaluated(data, settings):
     ("==", 25 + 5e-10, True), ("!=", 25 + 5e-10, False),
     ("==", 25.001, False), ("!=", 25.001, True),
     (">=", 25, True), ("<=", 25, True), ("<", 25, False), (">", 25, False),
+    (">", 24.99, True), ("<", 25.01, True), (">=", 25.01, False), ("<=", 24.99, False),
 ])
 def test_operators_with_tolerance_on_equality(data, settings, operator, threshold, fires):
     rule(data, agent_filter="alpha", operator=operator, threshold=threshold)

@@ -173,11 +173,13 @@ def test_json_fields_round_trip_as_objects(db):
     ("timeout", None, None, True),
     ("rate_limit", None, None, True),
     ("tool_error", None, None, True),
+    ("agent_error", None, None, True),
     ("llm_call", {"error": "boom"}, None, True),
     ("tool_call", None, {"name": "x", "error": "503"}, True),
     ("llm_call", {"error": ""}, None, False),
     ("llm_call", {"error": None}, {"name": "x"}, False),
     ("errors_report", None, None, False),
+    ("error_recovered", None, None, False),
     ("llm_call", None, None, False),
 ])
 def test_error_predicate(event_type, output, tool, expected):
@@ -187,6 +189,17 @@ def test_error_predicate(event_type, output, tool, expected):
 def test_error_count_uses_the_predicate(db):
     ingest_events(db, [event("s", "rate_limit"), event("s", output_data={"error": "x"}), event("s")])
     assert get_session(db, "s")["error_count"] == 2
+
+
+@pytest.mark.parametrize("event_type, is_error", [
+    ("agent_error", True), ("llm_error", True), ("error_recovered", False), ("errors_report", False),
+])
+def test_ingest_stores_the_error_suffix_rule(db, event_type, is_error):
+    # The same rule as the predicate, through the ingest path that stores events.is_error.
+    ingest_events(db, [event("s", event_type), event("s")])
+    session = get_session(db, "s")
+    assert [e["is_error"] for e in session["events"]] == [is_error, False]
+    assert session["error_count"] == int(is_error)
 
 
 def test_batch_body_shape_and_size():

@@ -234,3 +234,18 @@ def test_models_missing_from_the_rollup_are_still_priced(fleet, priced):
     assert (cards["beta"]["overall_score"], cards["beta"]["dimensions"]["efficiency"]["score"]) == (76.95, 32.8)
     beta = get_scorecard(fleet, priced, "beta", at=AT)["breakdown"]["efficiency"]
     assert beta["cost_usd"] == 0.05
+
+
+@pytest.mark.parametrize("sizes", [(20, 21), (2, 100), (101, 3)])
+def test_percentiles_are_nearest_rank_for_each_agent(db, priced, sizes):
+    # Agent "a" then "b" (one sorted pass over both): durations 1..n in shuffled order, so the
+    # p50 is the ceil(n/2)-th and the p95 the ceil(0.95 n)-th smallest of that agent's own.
+    events = []
+    for agent, n in zip("ab", sizes, strict=True):
+        order = sorted(range(1, n + 1), key=lambda v: (v * 7919) % (n + 13))
+        events += session(f"s-{agent}", agent, timedelta(hours=1), [llm(v) for v in order])
+    ingest_events(db, events)
+    for agent, n in zip("ab", sizes, strict=True):
+        performance = get_scorecard(db, priced, agent, at=AT)["breakdown"]["performance"]
+        assert (performance["p50_duration_ms"], performance["p95_duration_ms"]) == \
+            (float((n + 1) // 2), float(-(-95 * n // 100)))

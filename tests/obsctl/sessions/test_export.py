@@ -104,11 +104,21 @@ def test_csv_uses_rfc4180_quoting_and_crlf(db):
 
 @pytest.mark.parametrize("value, cell", [
     ("=SUM(A1)", "'=SUM(A1)"), ("+cmd", "'+cmd"), ("-x", "'-x"), ("@here", "'@here"),
+    ("@SUM(A1:A9)", "'@SUM(A1:A9)"), ("a@b", "a@b"),
     ("-5", "-5"), ("+1.5e3", "+1.5e3"), ("-.5", "-.5"), ("-inf", "'-inf"), ("plain", "plain"),
     (None, ""), (42, "42"), (-3, "-3"), (2.5, "2.5"),
 ])
 def test_formula_injection_guard(value, cell):
     assert csv_cell(value) == cell
+
+
+def test_exported_csv_cells_starting_with_a_formula_character_are_quoted(db):
+    ingest_events(db, [event("f", event_type="tool_call", tool_call={"name": "@SUM(A1)", "input": "=1+1"},
+                             output_data={"text": "+cmd"}, input_data={"text": "-x"})])
+    text = b"".join(export_session(db, "f", "csv").chunks).decode()
+    row = list(csv.reader(io.StringIO(text, newline="")))[1]
+    assert row[CSV_COLUMNS.index("tool_name")] == "'@SUM(A1)"
+    assert row[CSV_COLUMNS.index("tool_input")] == "'=1+1"
 
 
 def test_large_session_streams_in_chunks(db):

@@ -69,6 +69,20 @@ def test_check_statuses_and_values(checked):
                                            "actual_value", "status"]
 
 
+@pytest.mark.parametrize("operator, target, status", [
+    ("<=", 25, "pass"),             # alpha's error rate is exactly 25.0: equal meets <=
+    ("<=", 24.999999, "fail"),
+    (">=", 25, "pass"),             # and equal meets >=
+    (">=", 25.000001, "fail"),
+])
+def test_a_value_equal_to_the_target_meets_it(db, settings, operator, target, status):
+    ingest_events(db, fleet(AT))
+    sla.put_target(db, {"agent_name": "alpha", "metric": "error_rate", "operator": operator,
+                        "target_value": target})
+    (result,) = sla.check_sla(db, settings, at=AT)["results"]
+    assert (result["actual_value"], result["status"]) == (25.0, status)
+
+
 def test_window_hours_bounds_the_metric(db, settings):
     ingest_events(db, fleet(AT))
     sla.put_target(db, {"agent_name": "alpha", "metric": "session_count", "operator": ">=",
