@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import time
 
 from flask import Flask, g, request
@@ -28,10 +29,27 @@ def install_access_log(app: Flask) -> None:
 
 def configure_logging(level: str) -> None:
     """Log lines to stderr: `2026-11-22T02:40:00Z INFO obsctl.access 127.0.0.1 "GET /x" 200 1.2ms`."""
-    handler = logging.StreamHandler()
+    handler = _StderrHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s",
                                           datefmt="%Y-%m-%dT%H:%M:%S%z"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+
+
+class _StderrHandler(logging.StreamHandler):
+    """A handler writing to whatever sys.stderr is when a line is logged, not when the handler
+    was made: `serve --get` configures logging in a process whose stderr may be replaced later
+    (a caller capturing it), and a handler bound to a closed stream would fail on every line."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
