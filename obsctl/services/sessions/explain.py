@@ -18,11 +18,13 @@ MAX_ERROR_REFS = 20
 
 # Inline Markdown that user text could trigger (emphasis, code, links, HTML, table pipes).
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|])")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def md_escape(text: str) -> str:
-    """Escape user text so it renders literally inside a Markdown line."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    """Escape user text so it renders literally inside one Markdown line: a list item or a
+    table cell (`|` escaped; a line break becomes `<br>`, so a row stays one line)."""
+    return _LINE_BREAK.sub(" <br> ", _MD_SPECIAL.sub(r"\\\1", text))
 
 
 def _code(text: str) -> str:
