@@ -2,8 +2,8 @@
 text of numbers and missing values, and tables (rich on a terminal, TSV when piped).
 
 User text never reaches rich as markup: table cells and titles become `rich.text.Text`
-(literal), colour is asked for with `styled(...)`, and anything else printed through rich
-passes user parts through `escape`. TSV fields escape tabs, newlines, carriage returns and
+(literal), colour is asked for with `Styled(text, style)`, and anything else printed
+through rich passes user parts through `escape`. TSV fields escape tabs, newlines, carriage returns and
 backslashes, so each row stays one line with the same number of columns.
 """
 
@@ -16,11 +16,11 @@ from typing import Annotated, Any, NamedTuple
 import orjson
 import typer
 
+from obsctl.text import MISSING
+
 JSON_HELP = "Print the result as JSON (the HTTP API's body where the API has the same call)."
 # Declared once; every command that prints data takes `json_: JsonFlag = False`.
 JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
-
-MISSING = "-"  # "no value" in text output, on a terminal and in TSV; JSON keeps null
 
 _TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
@@ -30,10 +30,6 @@ class Styled(NamedTuple):
 
     text: str
     style: str
-
-
-def styled(text: str, style: str) -> Styled:
-    return Styled(str(text), style)
 
 
 def stdout_is_tty() -> bool:

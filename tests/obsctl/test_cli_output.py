@@ -68,6 +68,12 @@ def test_fmt_number(value, digits, text):
     assert fmt_number(value, digits) == text
 
 
+def test_reports_spell_a_rate_without_denominator_as_the_one_missing_value():
+    from obsctl.services.rates import format_percent
+
+    assert (format_percent(None), format_percent(62.5)) == (MISSING, "62.5%")
+
+
 def test_missing_values_are_one_dash_in_text_and_null_in_json(db, cli):
     ingest_events(db, [{"session_id": "s", "event_type": "session_start", "agent_name": "a",
                         "timestamp": _ts(5)}])
