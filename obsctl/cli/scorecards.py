@@ -65,6 +65,11 @@ def _fmt(value, digits: int = 2, unit: str = "") -> str:
     return MISSING if value is None else f"{value:,.{digits}f}{unit}"
 
 
+def _usd(value: float | None) -> str:
+    """`$0.0123`; MISSING (not `$-`) when no model of the window has a known price."""
+    return MISSING if value is None else f"${value:,.4f}"
+
+
 def _details(b: dict) -> dict[str, str]:
     r, p, e, t = b["reliability"], b["performance"], b["efficiency"], b["throughput"]
     return {
@@ -77,7 +82,7 @@ def _details(b: dict) -> dict[str, str]:
                        f"{_fmt(p['p95_duration_ms'], 1, 'ms')} (fleet {_fmt(p['fleet_p95_duration_ms'], 1, 'ms')})",
         "efficiency": f"tokens/session {_fmt(e['tokens_per_session'], 0)} (fleet "
                       f"{_fmt(e['fleet_tokens_per_session'], 0)}), cost/session "
-                      f"${_fmt(e['cost_per_session'], 4)} (fleet ${_fmt(e['fleet_cost_per_session'], 4)})",
+                      f"{_usd(e['cost_per_session'])} (fleet {_usd(e['fleet_cost_per_session'])})",
         "throughput": f"{plural(t['sessions'], 'session')} (fleet {_fmt(t['fleet_sessions'], 1)}), "
                       f"completed {t['completed_sessions']:,} of {t['sessions']:,} "
                       f"({_fmt(t['completion_rate'], unit='%')})",

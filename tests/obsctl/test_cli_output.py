@@ -110,7 +110,7 @@ TERMINAL_VIEWS = [
     (("postmortem", SESSION), [SESSION, AGENT, TOOL]),
     (("postmortem", "candidates", "--min-errors", "1"), [SESSION, AGENT, OTHER]),
     (("scorecards",), [AGENT, OTHER]),
-    (("scorecards", "show", AGENT), [AGENT]),
+    (("scorecards", "show", AGENT), [AGENT, "cost/session - (fleet -)"]),
     (("sla", "list"), [AGENT]),
     (("sla", "check"), [AGENT]),
     (("sla", "history"), [AGENT]),
