@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+MISSING = "-"  # "no value" in every text output (terminal, TSV, Markdown); JSON keeps null
+
 
 def plural(count: int, singular: str, plural_form: str | None = None, *, sep: bool = False) -> str:
     """`1 session`, `2 sessions`, `0 deliveries`: the count and the noun that agrees with it.

@@ -92,6 +92,15 @@ def cli(db_path):
     return invoke
 
 
+@pytest.fixture
+def terminal(monkeypatch):
+    """CLI output as on a terminal (rich tables, colours, panels): CliRunner captures stdout,
+    so it is never a tty; `obsctl.cli.output.stdout_is_tty` is the one place output asks."""
+    from obsctl.cli import output
+
+    monkeypatch.setattr(output, "stdout_is_tty", lambda: True)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -7,15 +7,14 @@ import typer
 from obsctl.cli.base import (
     EXIT_FIRED,
     ObsTyper,
-    emit_json,
     notice,
     open_database,
     open_existing,
     open_readonly,
-    render_table,
     settings_of,
 )
 from obsctl.cli.options import checked, int_option, on_off
+from obsctl.cli.output import JsonFlag, fmt_number, render_table, show
 from obsctl.services import alerts
 from obsctl.services.alerts import rules as alert_rules
 from obsctl.text import plural
@@ -27,16 +26,13 @@ rules_app = ObsTyper(help="Create, list, update and remove alert rules.\n\n"
                      "--operator '>' --threshold 5")
 app.add_typer(rules_app, name="rules")
 
-_JSON = typer.Option(False, "--json", help="Print the API's JSON body.")
 _OPERATOR_HELP = "One of < > <= >= == != (quote them) or the words lt gt le ge eq ne."
 _RULE_HEADERS = ["rule_id", "name", "metric", "condition", "window", "cooldown", "agent", "enabled",
                  "last_fired_at"]
 
 
 def _num(value) -> str:
-    if value is None:
-        return "null"
-    return f"{value:.6g}" if isinstance(value, float) else str(value)
+    return fmt_number(value, digits=None)
 
 
 def _rule_row(rule: dict) -> list:
@@ -75,7 +71,7 @@ def add_rule(
                                               show_default=str(alert_rules.COOLDOWN_MINUTES.default)),
     agent_filter: str | None = typer.Option(None, "--agent-filter", help="Only this agent's sessions."),
     disabled: bool = typer.Option(False, "--disabled", help="Create the rule disabled."),
-    json_: bool = _JSON,
+    json_: JsonFlag = False,
 ) -> None:
     """Create an alert rule.
 
@@ -84,23 +80,17 @@ def add_rule(
     body = _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes,
                       agent_filter, False if disabled else None)
     rule = alert_rules.create_rule(open_database(ctx), body)
-    if json_:
-        emit_json(rule)
-    else:
-        _show_rules("rule created", [rule])
+    show(rule, json_, lambda r: _show_rules("rule created", [r]))
 
 
 @rules_app.command("list")
-def list_rules(ctx: typer.Context, json_: bool = _JSON) -> None:
+def list_rules(ctx: typer.Context, json_: JsonFlag = False) -> None:
     """List every alert rule, enabled or not.
 
     Example: obsctl alerts rules list
     """
     data = alert_rules.list_rules(open_readonly(ctx))
-    if json_:
-        emit_json(data)
-    else:
-        _show_rules(plural(data["total"], "alert rule"), data["rules"])
+    show(data, json_, lambda d: _show_rules(plural(d["total"], "alert rule"), d["rules"]))
 
 
 @rules_app.command("update")
@@ -123,7 +113,7 @@ def update_rule(
                                                help="Agent name; an empty string means all agents."),
     enable: bool = typer.Option(False, "--enable", help="Turn the rule on."),
     disable: bool = typer.Option(False, "--disable", help="Turn the rule off."),
-    json_: bool = _JSON,
+    json_: JsonFlag = False,
 ) -> None:
     """Change some fields of a rule; the others keep their values.
 
@@ -132,44 +122,36 @@ def update_rule(
     body = _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes,
                       agent_filter, on_off(enable, disable, "rule"))
     rule = alert_rules.update_rule(open_existing(ctx), rule_id, body)
-    if json_:
-        emit_json(rule)
-    else:
-        _show_rules("rule updated", [rule])
+    show(rule, json_, lambda r: _show_rules("rule updated", [r]))
 
 
 @rules_app.command("remove")
 def remove_rule(ctx: typer.Context, rule_id: str = typer.Argument(..., help="Rule id."),
-                json_: bool = _JSON) -> None:
+                json_: JsonFlag = False) -> None:
     """Delete a rule and all of its alert events; their pending webhook deliveries are cancelled.
 
     Example: obsctl alerts rules remove rule_0123456789abcdef
     """
     data = alert_rules.delete_rule(open_existing(ctx), rule_id)
-    if json_:
-        emit_json(data)
-    else:
-        notice(f"deleted rule {rule_id} and its alert events (pending webhook deliveries cancelled)")
+    show(data, json_, lambda _: notice(f"deleted rule {rule_id} and its alert events "
+                                       f"(pending webhook deliveries cancelled)"))
 
 
 @app.command("metrics")
-def metrics(json_: bool = _JSON) -> None:
+def metrics(json_: JsonFlag = False) -> None:
     """List the metrics usable in alert rules (and SLA targets).
 
     Example: obsctl alerts metrics --json
     """
     data = alert_rules.list_metrics()
-    if json_:
-        emit_json(data)
-    else:
-        render_table("metrics", ["name", "description"],
-                     [[m["name"], m["description"]] for m in data["metrics"]])
+    show(data, json_, lambda d: render_table("metrics", ["name", "description"],
+                                             [[m["name"], m["description"]] for m in d["metrics"]]))
 
 
 @app.command("evaluate")
 def evaluate(
     ctx: typer.Context,
-    json_: bool = _JSON,
+    json_: JsonFlag = False,
     exit_code: bool = typer.Option(False, "--exit-code", help="Exit 3 when any rule fired."),
     verbose: bool = typer.Option(False, "--verbose",
                                  help="Also report webhook deliveries made and retries queued."),
@@ -187,13 +169,7 @@ def evaluate(
     settings = settings_of(ctx)
     db = open_existing(ctx)
     body = alerts.evaluate_alerts(db, settings)
-    if json_:
-        emit_json(body)
-    else:
-        for result in body["results"]:
-            if result["status"] == "fired":
-                typer.echo(f"FIRED {result['alert_id']} {result['name']}: {result['metric']} = "
-                           f"{_num(result['value'])} {result['operator']} {_num(result['threshold'])}")
+    show(body, json_, _print_fired)
     report = deliver_due(db, settings)
     failed = report.failed + report.expired
     if failed:
@@ -207,13 +183,21 @@ def evaluate(
         raise typer.Exit(EXIT_FIRED)
 
 
+def _print_fired(body: dict) -> None:
+    """One line per fired rule (cron mails what is printed)."""
+    for result in body["results"]:
+        if result["status"] == "fired":
+            typer.echo(f"FIRED {result['alert_id']} {result['name']}: {result['metric']} = "
+                       f"{_num(result['value'])} {result['operator']} {_num(result['threshold'])}")
+
+
 @app.command("events")
 def events(
     ctx: typer.Context,
     unacknowledged: bool = typer.Option(False, "--unacknowledged", help="Only alerts not yet acknowledged."),
     rule_id: str | None = typer.Option(None, "--rule-id", help="Only this rule's alerts."),
     limit: int = int_option(alerts.EVENTS_LIMIT, "--limit", help="Alerts to show."),
-    json_: bool = _JSON,
+    json_: JsonFlag = False,
 ) -> None:
     """List fired alerts, newest first.
 
@@ -221,10 +205,8 @@ def events(
     """
     data = alerts.list_alert_events(open_readonly(ctx), limit=limit, unacknowledged=unacknowledged,
                                     rule_id=rule_id)
-    if json_:
-        emit_json(data)
-        return
-    _show_alerts(f"{len(data['events'])} of {plural(data['total'], 'alert')}", data["events"])
+    show(data, json_, lambda d: _show_alerts(f"{len(d['events'])} of {plural(d['total'], 'alert')}",
+                                             d["events"]))
 
 
 def _show_alerts(title: str, events: list[dict]) -> None:
@@ -237,13 +219,10 @@ def _show_alerts(title: str, events: list[dict]) -> None:
 
 @app.command("ack")
 def ack(ctx: typer.Context, alert_id: str = typer.Argument(..., help="Alert id."),
-        json_: bool = _JSON) -> None:
+        json_: JsonFlag = False) -> None:
     """Acknowledge a fired alert (again is fine: the first time is kept).
 
     Example: obsctl alerts ack alert_0123456789abcdef
     """
     alert = alerts.acknowledge_alert(open_existing(ctx), alert_id)
-    if json_:
-        emit_json(alert)
-    else:
-        _show_alerts("acknowledged", [alert])
+    show(alert, json_, lambda a: _show_alerts("acknowledged", [a]))

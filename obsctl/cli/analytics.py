@@ -6,7 +6,8 @@ from datetime import date, timedelta
 
 import typer
 
-from obsctl.cli.base import console, emit_json, fmt_number, open_readonly, stdout_is_tty, translate_errors
+from obsctl.cli.base import open_readonly, translate_errors
+from obsctl.cli.output import MISSING, JsonFlag, console, escape, fmt_number, rich_cell, show
 
 CHART_DAYS = 14
 BAR_WIDTH = 40
@@ -16,7 +17,7 @@ _SPARKS = "·▁▂▃▄▅▆▇█"
 @translate_errors
 def analytics_command(
     ctx: typer.Context,
-    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+    json_: JsonFlag = False,
 ) -> None:
     """Analytics across all sessions.
 
@@ -32,11 +33,7 @@ def analytics_command(
     """
     from obsctl.services.analytics import get_analytics
 
-    data = get_analytics(open_readonly(ctx))
-    if json_ or not stdout_is_tty():
-        emit_json(data)
-        return
-    _render(data)
+    show(get_analytics(open_readonly(ctx)), json_, _render, json_when_piped=True)
 
 
 def daily_series(points: list[dict], last_day: date, days: int) -> list[tuple[str, int]]:
@@ -76,7 +73,8 @@ def _render(data: dict) -> None:
         f"({fmt_number(o['total_tokens_in'])} in / {fmt_number(o['total_tokens_out'])} out, "
         f"{fmt_number(o['avg_tokens_per_session'])} per session)\n"
         f"session duration ms: avg {fmt_number(d['avg_ms'])}, min {fmt_number(d['min_ms'])}, max {fmt_number(d['max_ms'])}\n"
-        f"first session {o['earliest_session'] or '-'}  latest {o['latest_session'] or '-'}",
+        f"first session {escape(o['earliest_session'] or MISSING)}  "
+        f"latest {escape(o['latest_session'] or MISSING)}",
         title="analytics", expand=False,
     ))
 
@@ -87,7 +85,7 @@ def _render(data: dict) -> None:
         for i, h in enumerate(headers):
             t.add_column(h, justify="left" if i == 0 else "right")
         for row in rows:
-            t.add_row(*[r if isinstance(r, str) else fmt_number(r) for r in row])
+            t.add_row(*[rich_cell(r) for r in row])
         out.print(t)
 
     table("top agents (by tokens)", ["agent", "sessions", "tokens", "avg tokens"],

@@ -1,4 +1,6 @@
-"""Shared CLI plumbing: error translation (the one place), settings, output helpers."""
+"""Shared CLI plumbing: error translation (the one place), settings, stderr messages.
+
+Output on stdout (JSON, tables, numbers) is in `obsctl.cli.output`."""
 
 from __future__ import annotations
 
@@ -6,9 +8,7 @@ import functools
 import sqlite3
 import sys
 from collections.abc import Callable
-from typing import Any
 
-import orjson
 import typer
 from typer.core import TyperArgument, TyperCommand
 
@@ -132,56 +132,3 @@ def error(message: str) -> None:
 
 def notice(message: str) -> None:
     sys.stderr.write(message + "\n")
-
-
-def emit_json(data: Any) -> None:
-    """Print JSON on stdout exactly as the API returns it (indented for reading)."""
-    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
-
-
-def stdout_is_tty() -> bool:
-    return sys.stdout.isatty()
-
-
-def stderr_is_tty() -> bool:
-    return sys.stderr.isatty()
-
-
-def console(stderr: bool = False):
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False)
-
-
-def plain_table(headers: list[str], rows: list[list[Any]]) -> None:
-    """Tab-separated output for pipes: a header line, then one line per row."""
-    out = sys.stdout
-    out.write("\t".join(headers) + "\n")
-    for row in rows:
-        out.write("\t".join("" if v is None else str(v) for v in row) + "\n")
-
-
-def render_table(title: str | None, headers: list[str], rows: list[list[Any]],
-                 justify: dict[str, str] | None = None) -> None:
-    """A rich table on a terminal, tab-separated text otherwise."""
-    if not stdout_is_tty():
-        plain_table(headers, rows)
-        return
-    from rich.table import Table
-
-    table = Table(title=title, header_style="bold", show_lines=False)
-    for h in headers:
-        table.add_column(h, justify=(justify or {}).get(h, "left"), overflow="fold")
-    for row in rows:
-        table.add_row(*["" if v is None else str(v) for v in row])
-    console().print(table)
-
-
-def fmt_number(value) -> str:
-    """A number for people: thousands separators, two decimals for fractions, '-' for none."""
-    if value is None:
-        return "-"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:,.2f}"
-    return f"{int(value):,}"

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import (
+from obsctl.cli.base import open_readonly, translate_errors
+from obsctl.cli.output import (
+    MISSING,
+    JsonFlag,
+    Styled,
     console,
-    emit_json,
     fmt_number,
-    open_readonly,
     plain_table,
-    stdout_is_tty,
-    translate_errors,
+    rich_cell,
+    show,
 )
 
 _LABELS = {
@@ -30,7 +32,7 @@ def compare_command(
     ctx: typer.Context,
     session_a: str = typer.Argument(..., help="Baseline session id (A)."),
     session_b: str = typer.Argument(..., help="Session compared against it (B)."),
-    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+    json_: JsonFlag = False,
 ) -> None:
     """Compare session B against baseline session A.
 
@@ -43,43 +45,45 @@ def compare_command(
     """
     from obsctl.services.sessions.compare import compare_sessions
 
-    data = compare_sessions(open_readonly(ctx), session_a, session_b)
-    if json_:
-        emit_json(data)
-        return
-    a, b, deltas = data["session_a"], data["session_b"], data["deltas"]
-    if not stdout_is_tty():
-        plain_table(["metric", "a", "b", "delta", "percent"], [
-            [key, a[key], b[key], d["absolute"], d["percent"]] for key, d in deltas.items()
-        ])
-        return
-    _render(data)
+    show(compare_sessions(open_readonly(ctx), session_a, session_b), json_, _render, plain=_plain)
 
 
-def _coloured(text: str, value) -> str:
+def _coloured(text: str, value) -> Styled:
     # Negative means B used less: green; more is red; unchanged or unknown is dim.
     if value is None or value == 0:
-        return f"[dim]{text}[/dim]"
-    return f"[green]{text}[/green]" if value < 0 else f"[red]{text}[/red]"
+        return Styled(text, "dim")
+    return Styled(text, "green" if value < 0 else "red")
+
+
+def _plain(data: dict) -> None:
+    a, b = data["session_a"], data["session_b"]
+    plain_table(["metric", "a", "b", "delta", "percent"], [
+        [key, a[key], b[key], d["absolute"], d["percent"]] for key, d in data["deltas"].items()
+    ])
 
 
 def _render(data: dict) -> None:
+    a, b, deltas = data["session_a"], data["session_b"], data["deltas"]
     from rich.table import Table
+    from rich.text import Text
 
-    a, b = data["session_a"], data["session_b"]
     out = console()
-    table = Table(title=f"A = {a['session_id']}   B = {b['session_id']}", header_style="bold")
+    table = Table(title=Text(f"A = {a['session_id']}   B = {b['session_id']}"), header_style="bold")
     for name, justify in (("", "left"), ("A", "right"), ("B", "right"), ("delta", "right"),
                           ("delta %", "right")):
         table.add_column(name, justify=justify)
-    table.add_row("agent", a["agent_name"], b["agent_name"], "", "")
-    table.add_row("status", a["status"], b["status"], "", "")
-    table.add_row("duration ms", fmt_number(a["session_duration_ms"]), fmt_number(b["session_duration_ms"]), "", "")
-    for key, d in data["deltas"].items():
+
+    def row(*cells) -> None:
+        table.add_row(*[rich_cell(c) for c in cells])
+
+    row("agent", a["agent_name"], b["agent_name"], "", "")
+    row("status", a["status"], b["status"], "", "")
+    row("duration ms", a["session_duration_ms"], b["session_duration_ms"], "", "")
+    for key, d in deltas.items():
         absolute = ("+" if d["absolute"] > 0 else "") + fmt_number(d["absolute"])
-        percent = "n/a" if d["percent"] is None else f"{d['percent']:+.2f}%"
-        table.add_row(_LABELS[key], fmt_number(a[key]), fmt_number(b[key]),
-                      _coloured(absolute, d["absolute"]), _coloured(percent, d["percent"]))
+        percent = MISSING if d["percent"] is None else f"{d['percent']:+.2f}%"
+        row(_LABELS[key], a[key], b[key], _coloured(absolute, d["absolute"]),
+            _coloured(percent, d["percent"]))
     out.print(table)
 
     breakdown = Table(header_style="bold", title="breakdown (A / B)")
@@ -90,7 +94,7 @@ def _render(data: dict) -> None:
                              ("tool", "tools", lambda v: v["calls"])):
         for name in sorted(a[key].keys() | b[key].keys()):
             left, right = a[key].get(name), b[key].get(name)
-            breakdown.add_row(kind, name, "-" if left is None else fmt_number(count(left)),
-                              "-" if right is None else fmt_number(count(right)))
+            breakdown.add_row(*[rich_cell(c) for c in (kind, name, None if left is None else count(left),
+                                                        None if right is None else count(right))])
     if breakdown.row_count:
         out.print(breakdown)

@@ -6,7 +6,8 @@ import sys
 
 import typer
 
-from obsctl.cli.base import console, emit_json, open_readonly, stdout_is_tty, translate_errors
+from obsctl.cli.base import open_readonly, translate_errors
+from obsctl.cli.output import JsonFlag, console, show
 
 
 @translate_errors
@@ -14,7 +15,7 @@ def explain_command(
     ctx: typer.Context,
     session_id: str = typer.Argument(..., help="Session id."),
     raw: bool = typer.Option(False, "--raw", help="Print the Markdown source even on a terminal."),
-    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+    json_: JsonFlag = False,
 ) -> None:
     """Explain a session as Markdown.
 
@@ -27,14 +28,16 @@ def explain_command(
     """
     from obsctl.services.sessions.explain import explain_session
 
-    data = explain_session(open_readonly(ctx), session_id)
-    if json_:
-        emit_json(data)
-        return
-    if raw or not stdout_is_tty():
-        sys.stdout.write(data["explanation"])
-        sys.stdout.flush()
-        return
+    show(explain_session(open_readonly(ctx), session_id), json_, _print_source if raw else _render,
+         plain=_print_source)
+
+
+def _print_source(data: dict) -> None:
+    sys.stdout.write(data["explanation"])
+    sys.stdout.flush()
+
+
+def _render(data: dict) -> None:
     from rich.markdown import Markdown
 
     console().print(Markdown(data["explanation"]))

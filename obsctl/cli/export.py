@@ -12,6 +12,7 @@ import typer
 
 from obsctl.cli.base import notice, open_readonly, translate_errors
 from obsctl.cli.options import checked
+from obsctl.cli.output import JsonFlag
 from obsctl.errors import InvalidInput
 
 
@@ -26,10 +27,10 @@ def export_command(
     ctx: typer.Context,
     session_id: str = typer.Argument(..., help="Session id."),
     fmt: str = typer.Option("json", "--format", "-f", callback=checked(_check_format),
-                            help="json (the API's body) or csv."),
+                            help="json (the API's body; same as --json) or csv."),
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", dir_okay=False, help="Write to FILE instead of stdout.")] = None,
-    json_: bool = typer.Option(False, "--json", help="Same as --format json."),
+    json_: JsonFlag = False,
 ) -> None:
     """Export a session with all of its events as JSON or CSV.
 

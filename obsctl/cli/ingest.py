@@ -8,16 +8,9 @@ from pathlib import Path
 
 import typer
 
-from obsctl.cli.base import (
-    EXIT_FAILURE,
-    emit_json,
-    error,
-    notice,
-    open_database,
-    stderr_is_tty,
-    translate_errors,
-)
+from obsctl.cli.base import EXIT_FAILURE, error, notice, open_database, translate_errors
 from obsctl.cli.options import checked, int_option
+from obsctl.cli.output import JsonFlag, show, stderr_is_tty
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
 from obsctl.params import IntParam
@@ -48,7 +41,7 @@ def ingest_command(
     strict: bool = typer.Option(False, "--strict", help="Store nothing if any record is bad, "
                                 "an event with a field that is not an event field included."),
     batch_size: int = int_option(BATCH_SIZE, "--batch-size", help="Events per transaction."),
-    json_: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    json_: JsonFlag = False,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, summary line or warnings."),
 ) -> None:
     """Ingest agent events from FILE (or stdin).
@@ -99,18 +92,19 @@ def ingest_command(
                 )
     finally:
         _close(stream)
-    data = summary.as_dict()
-    if json_:
-        emit_json(data)
-    elif not quiet:
-        notice(
-            f"ingested {plural(data['events'], 'event')} into {plural(data['sessions'], 'session')} "
-            f"({data['stored']} new, {plural(data['duplicates'], 'duplicate')}, {data['rejected']} rejected)"
-        )
-        for warning in data.get("warnings", ()):
-            notice(f"warning: {warning['message']}")
+    show(summary.as_dict(), json_, lambda data: None if quiet else _report(data))
     if summary.rejected:
         raise typer.Exit(EXIT_FAILURE)
+
+
+def _report(data: dict) -> None:
+    """The summary line and warnings, on stderr: stdout stays empty without --json."""
+    notice(
+        f"ingested {plural(data['events'], 'event')} into {plural(data['sessions'], 'session')} "
+        f"({data['stored']} new, {plural(data['duplicates'], 'duplicate')}, {data['rejected']} rejected)"
+    )
+    for warning in data.get("warnings", ()):
+        notice(f"warning: {warning['message']}")
 
 
 def _close(stream) -> None:

@@ -9,16 +9,15 @@ import typer
 from obsctl.cli.base import (
     EXIT_FAILURE,
     ObsTyper,
-    emit_json,
     error,
     notice,
     open_existing,
     open_readonly,
     settings_of,
-    stdout_is_tty,
     translate_errors,
 )
 from obsctl.cli.options import checked
+from obsctl.cli.output import JsonFlag, show, tsv_field
 from obsctl.services import maintenance as service
 from obsctl.text import plural
 
@@ -36,25 +35,22 @@ def prune_command(
     older_than: str = typer.Option(..., "--older-than", callback=checked(_check_age),
                                    help="Age like 30d, 12h, 90m, 2w; at most 36500d (100 years)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count what would be deleted; delete nothing."),
-    json_: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_: JsonFlag = False,
 ) -> None:
     """Delete sessions whose last activity is older than --older-than, with their events.
 
     Example: obsctl prune --older-than 30d --dry-run
     """
-    result = service.prune(open_existing(ctx), older_than, dry_run=dry_run)
-    if json_:
-        emit_json(result)
-        return
     verb = "would delete" if dry_run else "deleted"
-    print(f"{verb} {plural(result['sessions'], 'session')} and {plural(result['events'], 'event')} "
-          f"with no activity since {result['cutoff']}")
+    show(service.prune(open_existing(ctx), older_than, dry_run=dry_run), json_, lambda result: print(
+        f"{verb} {plural(result['sessions'], 'session')} and {plural(result['events'], 'event')} "
+        f"with no activity since {result['cutoff']}"))
 
 
 @db_app.command("info")
 def info_command(
     ctx: typer.Context,
-    json_: bool = typer.Option(False, "--json", help="Print as JSON."),
+    json_: JsonFlag = False,
     skip_check: bool = typer.Option(False, "--skip-check",
                                     help="Skip the integrity check (it reads the whole file)."),
 ) -> None:
@@ -66,16 +62,14 @@ def info_command(
     settings = settings_of(ctx)
     info = service.db_info(open_readonly(ctx), settings.db_path, check=not skip_check)
     integrity = info["integrity"]
-    if json_:
-        emit_json(info)
-    else:
-        _print_info(info)
+    show(info, json_, _print_info, plain=lambda i: _print_info(i, plain=True))
     if integrity["quick_check"] == "damaged":
         error(service.damaged_message(settings.db_path, integrity))
         raise typer.Exit(EXIT_FAILURE)
 
 
-def _print_info(info: dict) -> None:
+def _print_info(info: dict, plain: bool = False) -> None:
+    """Aligned `key  value` lines on a terminal; `key<TAB>value` lines when piped."""
     integrity = info["integrity"]
     check = integrity["quick_check"]
     if check == "damaged":
@@ -90,7 +84,7 @@ def _print_info(info: dict) -> None:
     ] + [(f"rows: {table}", count) for table, count in info["tables"].items()]
     width = max(len(k) for k, _ in lines)
     for key, value in lines:
-        print(f"{key:<{width}}  {value}" if stdout_is_tty() else f"{key}\t{value}")
+        print(f"{tsv_field(key)}\t{tsv_field(value)}" if plain else f"{key:<{width}}  {value}")
 
 
 @db_app.command("backup")
@@ -98,14 +92,11 @@ def backup_command(
     ctx: typer.Context,
     path: Path = typer.Argument(..., help="Destination file."),
     force: bool = typer.Option(False, "--force", help="Replace an existing file."),
-    json_: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_: JsonFlag = False,
 ) -> None:
     """Write a consistent copy of the database while the server keeps writing.
 
     Example: obsctl db backup /backups/obsctl-$(date +%F).db
     """
     result = service.backup(open_readonly(ctx), path, force=force)
-    if json_:
-        emit_json(result)
-    else:
-        notice(f"backed up to {result['path']} ({result['size_bytes']} bytes)")
+    show(result, json_, lambda r: notice(f"backed up to {r['path']} ({r['size_bytes']} bytes)"))

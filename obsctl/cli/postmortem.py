@@ -9,17 +9,9 @@ from typing import Annotated
 
 import typer
 
-from obsctl.cli.base import (
-    ObsTyper,
-    console,
-    emit_json,
-    notice,
-    open_readonly,
-    render_table,
-    settings_of,
-    stdout_is_tty,
-)
+from obsctl.cli.base import ObsTyper, notice, open_readonly, settings_of
 from obsctl.cli.options import int_option
+from obsctl.cli.output import JsonFlag, Styled, console, render_table, show
 from obsctl.cli.triage import DefaultCommandGroup, error_cells
 from obsctl.errors import InvalidInput
 from obsctl.services import postmortem as service
@@ -45,8 +37,9 @@ def show_command(
     ctx: typer.Context,
     session_id: str = typer.Argument(..., help="Session id."),
     format_: Annotated[ReportFormat, typer.Option(
-        "--format", "-f", help="md (Markdown) or json (the API's JSON body).")] = ReportFormat.md,
-    json_: bool = typer.Option(False, "--json", help="Same as --format json."),
+        "--format", "-f", help="md (Markdown) or json (the API's JSON body; same as --json)."
+    )] = ReportFormat.md,
+    json_: JsonFlag = False,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", dir_okay=False, help="Write the report to this file instead of stdout.")] = None,
 ) -> None:
@@ -72,14 +65,13 @@ def show_command(
             raise InvalidInput(f"cannot write {output}: {exc.strerror or exc}") from None
         notice(f"wrote the {report['severity']} postmortem of {session_id} to {output}")
         return
-    if as_json:
-        emit_json(report)
-    elif stdout_is_tty():
-        from rich.markdown import Markdown
+    show(report, as_json, _render_markdown, plain=lambda r: typer.echo(r["markdown"], nl=False))
 
-        console().print(Markdown(report["markdown"]))
-    else:
-        typer.echo(report["markdown"], nl=False)
+
+def _render_markdown(report: dict) -> None:
+    from rich.markdown import Markdown
+
+    console().print(Markdown(report["markdown"]))
 
 
 @app.command("candidates")
@@ -91,7 +83,7 @@ def candidates_command(
     agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
     days: int | None = int_option(service.CANDIDATES_DAYS, "--days",
                                   show_default="all", help="Only sessions started in the last N days"),
-    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+    json_: JsonFlag = False,
 ) -> None:
     """List sessions worth a postmortem: most severe first, then most errors.
 
@@ -103,21 +95,12 @@ def candidates_command(
     """
     data = service.postmortem_candidates(open_readonly(ctx), min_errors=min_errors, limit=limit,
                                          agent=agent, days=days)
-    if json_:
-        emit_json(data)
-        return
-    from rich.markup import escape
+    show(data, json_, lambda d: _show_candidates(d, tty=True), plain=_show_candidates)
 
-    tty = stdout_is_tty()
-    text = escape if tty else str
-    rows = []
-    for c in data["candidates"]:
-        severity = c["severity"]
-        if tty:
-            style = SEV_COLOURS[severity]
-            severity = f"[{style}]{severity}[/{style}]"
-        rows.append([severity, text(c["session_id"]), text(c["agent_name"]), c["status"],
-                     c["started_at"], *error_cells(c, tty)])
+
+def _show_candidates(data: dict, tty: bool = False) -> None:
+    rows = [[Styled(c["severity"], SEV_COLOURS[c["severity"]]), c["session_id"], c["agent_name"],
+             c["status"], c["started_at"], *error_cells(c, tty)] for c in data["candidates"]]
     counts = ["errors"] if tty else ["error_events", "body_events", "error_event_rate"]
     render_table(f"{len(rows)} of {plural(data['total'], 'session')} with errors",
                  ["severity", "session_id", "agent", "status", "started_at", *counts], rows,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import ObsTyper, emit_json, open_readonly, render_table, stdout_is_tty
+from obsctl.cli.base import ObsTyper, open_readonly
 from obsctl.cli.options import checked, int_option
+from obsctl.cli.output import MISSING, JsonFlag, Styled, console, render_table, rich_cell, show
 from obsctl.services import sessions as service
 from obsctl.services.sessions.fields import tool_parts
 from obsctl.text import plural
@@ -20,16 +21,17 @@ def list_command(
                                       help="active, completed or error."),
     limit: int = int_option(service.LIMIT, "--limit", help="Sessions to show."),
     offset: int = int_option(service.OFFSET, "--offset", help="Sessions to skip (newest first)."),
-    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+    json_: JsonFlag = False,
 ) -> None:
     """List sessions, newest first.
 
     Example: obsctl sessions list --status error --limit 20
     """
-    data = service.list_sessions(open_readonly(ctx), status=status, limit=limit, offset=offset)
-    if json_:
-        emit_json(data)
-        return
+    show(service.list_sessions(open_readonly(ctx), status=status, limit=limit, offset=offset), json_,
+         _show_list)
+
+
+def _show_list(data: dict) -> None:
     rows = [
         [s["session_id"], s["agent_name"], _status(s["status"]), s["started_at"], s["event_count"],
          s["error_count"], s["total_tokens_in"] + s["total_tokens_out"]]
@@ -41,45 +43,40 @@ def list_command(
                  justify={"events": "right", "errors": "right", "tokens": "right"})
 
 
-def _status(status: str) -> str:
-    if not stdout_is_tty():
-        return status
-    colour = {"active": "cyan", "completed": "green", "error": "red"}.get(status, "white")
-    return f"[{colour}]{status}[/{colour}]"
+def _status(status: str) -> Styled:
+    return Styled(status, {"active": "cyan", "completed": "green", "error": "red"}.get(status, "white"))
 
 
 @app.command("show")
 def show_command(
     ctx: typer.Context,
     session_id: str = typer.Argument(..., help="Session id."),
-    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+    json_: JsonFlag = False,
 ) -> None:
     """Show one session and its events.
 
     Example: obsctl sessions show sess-42 --json
     """
-    data = service.get_session(open_readonly(ctx), session_id)
-    if json_ or not stdout_is_tty():
-        emit_json(data)
-        return
+    show(service.get_session(open_readonly(ctx), session_id), json_, _show_session, json_when_piped=True)
+
+
+def _show_session(data: dict) -> None:
     from rich.panel import Panel
 
-    from obsctl.cli.base import console
-
     tokens = data["total_tokens_in"] + data["total_tokens_out"]
-    header = (
-        f"[bold]{data['session_id']}[/bold]  agent [bold]{data['agent_name']}[/bold]  "
-        f"{_status(data['status'])}\nstarted {data['started_at']}  ended {data['ended_at'] or '-'}\n"
-        f"tokens {data['total_tokens_in']} in / {data['total_tokens_out']} out ({tokens})  "
-        f"events {data['event_count']}  errors {data['error_count']}"
-    )
+    header = rich_cell([
+        Styled(data["session_id"], "bold"), "  agent ", Styled(data["agent_name"], "bold"), "  ",
+        _status(data["status"]), f"\nstarted {data['started_at']}  ended ", data["ended_at"] or MISSING,
+        f"\ntokens {data['total_tokens_in']} in / {data['total_tokens_out']} out ({tokens})  "
+        f"events {data['event_count']}  errors {data['error_count']}",
+    ])
     console().print(Panel(header, title="session", expand=False))
     rows = []
     for e in data["events"]:
         tool = tool_parts(e["tool_call"])[0]
         rows.append([
-            e["timestamp"], ("[red]" + e["event_type"] + "[/red]") if e["is_error"] else e["event_type"],
-            e["model"] or "", tool or "", e["tokens_in"], e["tokens_out"], e["duration_ms"],
+            e["timestamp"], Styled(e["event_type"], "red") if e["is_error"] else e["event_type"],
+            e["model"], tool, e["tokens_in"], e["tokens_out"], e["duration_ms"],
         ])
     render_table(None, ["timestamp", "type", "model", "tool", "in", "out", "ms"], rows,
                  justify={"in": "right", "out": "right", "ms": "right"})

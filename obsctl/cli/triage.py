@@ -5,16 +5,9 @@ from __future__ import annotations
 import typer
 from typer.core import TyperGroup
 
-from obsctl.cli.base import (
-    ObsTyper,
-    console,
-    emit_json,
-    open_readonly,
-    render_table,
-    settings_of,
-    stdout_is_tty,
-)
+from obsctl.cli.base import ObsTyper, open_readonly, settings_of
 from obsctl.cli.options import int_option
+from obsctl.cli.output import MISSING, JsonFlag, Styled, console, escape, render_table, show
 from obsctl.services import triage as service
 from obsctl.services.rates import format_percent
 from obsctl.text import plural
@@ -60,7 +53,7 @@ def colour(severity: str, text: str | None = None) -> str:
 def show_command(
     ctx: typer.Context,
     session_id: str = typer.Argument(..., help="Session id."),
-    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+    json_: JsonFlag = False,
 ) -> None:
     """Triage one session: score, grade, findings coloured by severity, suggestions.
 
@@ -68,22 +61,18 @@ def show_command(
 
     Example: obsctl triage show sess-42 --json
     """
-    report = service.triage_session(open_readonly(ctx), session_id, pricer=_pricer(ctx))
-    if json_ or not stdout_is_tty():
-        emit_json(report)
-        return
-    render_report(report)
+    show(service.triage_session(open_readonly(ctx), session_id, pricer=_pricer(ctx)), json_,
+         render_report, json_when_piped=True)
 
 
 def render_report(report: dict) -> None:
     """The report as a rich panel, the findings, and the error-group and tool tables."""
-    from rich.markup import escape
     from rich.panel import Panel
 
     out = console()
     m = report["metrics"]
     cost = "unpriced" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
-    duration = "-" if m["duration_ms"] is None else f"{m['duration_ms'] / 1000:.1f} s"
+    duration = MISSING if m["duration_ms"] is None else f"{m['duration_ms'] / 1000:.1f} s"
     severity = report["severity"]
     # The severity is the worst finding's while the score sums every term, so a high score
     # can sit beside a critical finding: name the finding that set the severity.
@@ -108,11 +97,11 @@ def render_report(report: dict) -> None:
         out.print(f"    [dim]→ {escape(finding['suggestion'])}[/dim]")
     if report["error_groups"]:
         render_table("error groups", ["count", "type", "tool", "kind", "example", "first seen"], [
-            [g["count"], g["event_type"], g["tool_name"] or "", g["kind"], escape(g["example"][:80]),
+            [g["count"], g["event_type"], g["tool_name"], g["kind"], g["example"][:80],
              g["first_seen"]] for g in report["error_groups"]], justify={"count": "right"})
     if report["tools"]:
         render_table("tools", ["tool", "calls", "failures", "fail %", "slow", "p50 ms", "p95 ms"], [
-            [escape(t["tool_name"]), t["calls"], t["failures"], t["failure_rate_pct"], t["slow_calls"],
+            [t["tool_name"], t["calls"], t["failures"], t["failure_rate_pct"], t["slow_calls"],
              t["p50_ms"], t["p95_ms"]] for t in report["tools"]],
             justify={h: "right" for h in ("calls", "failures", "fail %", "slow", "p50 ms", "p95 ms")})
     if report["baseline"]["note"]:
@@ -126,7 +115,7 @@ def batch_command(
     min_events: int = int_option(service.BATCH_MIN_EVENTS, "--min-events",
                                  help="Only sessions with at least this many events."),
     agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
-    json_: bool = typer.Option(False, "--json", help="Print the API's JSON body."),
+    json_: JsonFlag = False,
 ) -> None:
     """Triage the most recent sessions and list them worst health score first.
 
@@ -138,22 +127,19 @@ def batch_command(
     """
     data = service.triage_batch(open_readonly(ctx), pricer=_pricer(ctx), limit=limit,
                                 min_events=min_events, agent=agent)
-    if json_:
-        emit_json(data)
-        return
-    from rich.markup import escape
+    show(data, json_, lambda d: _show_batch(d, tty=True), plain=_show_batch)
 
-    tty = stdout_is_tty()
-    text = escape if tty else str
+
+def _show_batch(data: dict, tty: bool = False) -> None:
     # A terminal gets one compact "errors" column ("5 of 8 (62.5%)"); a pipe gets the
     # three numbers under their JSON names.
     counts = ["errors"] if tty else ["error_events", "body_events", "error_event_rate"]
     rows = []
     for r in data["reports"]:
         top = r["findings"][0]["title"] if r["findings"] else ""
-        severity = colour(r["severity"]) if tty else r["severity"]
-        rows.append([r["health_score"], r["grade"], severity, text(r["session_id"]), text(r["agent_name"]),
-                     *error_cells(r["metrics"], tty), text(top[:TOP_FINDING_CHARS] if tty else top)])
+        severity = Styled(r["severity"], SEVERITY_COLOURS.get(r["severity"], "white"))
+        rows.append([r["health_score"], r["grade"], severity, r["session_id"], r["agent_name"],
+                     *error_cells(r["metrics"], tty), top[:TOP_FINDING_CHARS] if tty else top])
     # The severity is the worst finding's: "top finding" is the one that set it.
     render_table(f"{len(rows)} of {plural(data['total'], 'session')}, worst first",
                  ["score", "grade", "severity", "session_id", "agent", *counts, "top finding"],

@@ -9,22 +9,20 @@ import typer
 from obsctl.cli.base import (
     EXIT_FAILURE,
     ObsTyper,
-    emit_json,
     notice,
     open_database,
     open_existing,
     open_readonly,
-    render_table,
     settings_of,
 )
 from obsctl.cli.options import checked, int_option, on_off
+from obsctl.cli.output import JsonFlag, render_table, show
 from obsctl.services import webhooks as service
 from obsctl.text import plural
 
 app = ObsTyper(help="Webhooks called when alerts fire (generic JSON, Slack, PagerDuty).\n\n"
                "Example: obsctl webhooks add https://hooks.example.com/obsctl --secret generate")
 
-_JSON = typer.Option(False, "--json", help="Print the API's JSON body.")
 _HEADERS = ["webhook_id", "url", "format", "rules", "enabled", "signed"]
 
 
@@ -52,7 +50,7 @@ def add(
     rules: Annotated[list[str] | None,
                      typer.Option("--rule", metavar="RULE_ID", help="Only this rule's alerts (repeatable).")] = None,
     disabled: bool = typer.Option(False, "--disabled", help="Create it disabled."),
-    json_: bool = _JSON,
+    json_: JsonFlag = False,
 ) -> None:
     """Register a webhook; a secret given or generated here is shown only now.
 
@@ -68,23 +66,17 @@ def add(
     if disabled:
         body["enabled"] = False
     hook = service.create_webhook(open_database(ctx), settings_of(ctx), body)
-    if json_:
-        emit_json(hook)
-    else:
-        _show_created("webhook created", hook)
+    show(hook, json_, lambda h: _show_created("webhook created", h))
 
 
 @app.command("list")
-def list_(ctx: typer.Context, json_: bool = _JSON) -> None:
+def list_(ctx: typer.Context, json_: JsonFlag = False) -> None:
     """List webhooks (secrets are never listed; credentials in URLs are masked with ***).
 
     Example: obsctl webhooks list
     """
-    data = service.list_webhooks(open_readonly(ctx))
-    if json_:
-        emit_json(data)
-    else:
-        render_table(plural(data["total"], "webhook"), _HEADERS, [_row(h) for h in data["webhooks"]])
+    show(service.list_webhooks(open_readonly(ctx)), json_, lambda data: render_table(
+        plural(data["total"], "webhook"), _HEADERS, [_row(h) for h in data["webhooks"]]))
 
 
 @app.command("update")
@@ -100,7 +92,7 @@ def update(
     all_rules: bool = typer.Option(False, "--all-rules", help="Send every rule's alerts."),
     enable: bool = typer.Option(False, "--enable", help="Turn the webhook on."),
     disable: bool = typer.Option(False, "--disable", help="Turn the webhook off."),
-    json_: bool = _JSON,
+    json_: JsonFlag = False,
 ) -> None:
     """Change some fields of a webhook.
 
@@ -119,42 +111,38 @@ def update(
     elif rules:
         body["rule_ids"] = rules
     hook = service.update_webhook(open_existing(ctx), settings_of(ctx), webhook_id, body)
-    if json_:
-        emit_json(hook)
-    else:
-        _show_created("webhook updated", hook)
+    show(hook, json_, lambda h: _show_created("webhook updated", h))
 
 
 @app.command("remove")
 def remove(ctx: typer.Context, webhook_id: str = typer.Argument(..., help="Webhook id."),
-           json_: bool = _JSON) -> None:
+           json_: JsonFlag = False) -> None:
     """Delete a webhook and its delivery log (pending deliveries are not sent).
 
     Example: obsctl webhooks remove wh_0123456789abcdef
     """
-    data = service.delete_webhook(open_existing(ctx), webhook_id)
-    if json_:
-        emit_json(data)
-    else:
-        notice(f"deleted webhook {webhook_id}")
+    show(service.delete_webhook(open_existing(ctx), webhook_id), json_,
+         lambda _: notice(f"deleted webhook {webhook_id}"))
 
 
 @app.command("test")
 def test(ctx: typer.Context, webhook_id: str = typer.Argument(..., help="Webhook id."),
-         json_: bool = _JSON) -> None:
+         json_: JsonFlag = False) -> None:
     """Send a sample alert to a webhook now; exit 1 if it was not delivered.
 
     Example: obsctl webhooks test wh_0123456789abcdef
     """
     delivery = service.send_webhook_test(open_existing(ctx), settings_of(ctx), webhook_id)
-    if json_:
-        emit_json(delivery)
-    elif delivery["status"] == "delivered":
+    show(delivery, json_, _print_test)
+    if delivery["status"] != "delivered":
+        raise typer.Exit(EXIT_FAILURE)
+
+
+def _print_test(delivery: dict) -> None:
+    if delivery["status"] == "delivered":
         typer.echo(f"delivered {delivery['delivery_id']} (HTTP {delivery['last_status_code']})")
     else:
         typer.echo(f"failed {delivery['delivery_id']}: {delivery['last_error']}")
-    if delivery["status"] != "delivered":
-        raise typer.Exit(EXIT_FAILURE)
 
 
 @app.command("deliveries")
@@ -165,19 +153,19 @@ def deliveries(
     status: str | None = typer.Option(None, "--status", callback=checked(service.check_delivery_status),
                                       help="pending, delivered or failed."),
     limit: int = int_option(service.DELIVERIES_LIMIT, "--limit", help="Deliveries to show."),
-    json_: bool = _JSON,
+    json_: JsonFlag = False,
 ) -> None:
     """Show the delivery log: status, attempts and last error of each delivery.
 
     Example: obsctl webhooks deliveries --status pending
     """
-    data = service.list_deliveries(open_readonly(ctx), webhook_id=webhook_id, status=status,
-                                   alert_id=alert_id, limit=limit)
-    if json_:
-        emit_json(data)
-        return
-    rows = [[d["delivery_id"], d["webhook_id"], d["alert_id"] or "", d["event_type"], d["status"],
-             d["attempts"], d["last_status_code"], d["last_error"], d["next_attempt_at"] or "",
+    show(service.list_deliveries(open_readonly(ctx), webhook_id=webhook_id, status=status,
+                                 alert_id=alert_id, limit=limit), json_, _show_deliveries)
+
+
+def _show_deliveries(data: dict) -> None:
+    rows = [[d["delivery_id"], d["webhook_id"], d["alert_id"], d["event_type"], d["status"],
+             d["attempts"], d["last_status_code"], d["last_error"], d["next_attempt_at"],
              d["created_at"]] for d in data["deliveries"]]
     render_table(f"{len(rows)} of {plural(data['total'], 'delivery', 'deliveries')}",
                  ["delivery_id", "webhook", "alert", "type", "status", "attempts", "code", "last_error",

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from obsctl.text import MISSING
+
 # One sentence per name, for the field descriptions of the API document (web/openapi_util.py).
 DEFINITIONS = {
     "event_count": "Every stored event of the session, session_start and session_end included "
@@ -62,8 +64,8 @@ def hundredths(part: int, whole: int) -> int:
 
 
 def format_percent(rate: float | None) -> str:
-    """A rate as text: `62.5%`, `25%`, `n/a` for None."""
-    return "n/a" if rate is None else f"{rate:g}%"
+    """A rate as text: `62.5%`, `25%`, MISSING (`-`) for None."""
+    return MISSING if rate is None else f"{rate:g}%"
 
 
 def of(part: int, whole: int, noun: str = "events") -> str:

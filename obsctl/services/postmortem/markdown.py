@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from obsctl.services.rates import format_percent
 from obsctl.services.sessions.explain import format_elapsed, md_escape
+from obsctl.text import MISSING
 
 
 def _num(value: float | None, unit: str = "") -> str:
     if value is None:
-        return "-"
+        return MISSING
     text = f"{int(value):,}" if float(value).is_integer() else f"{value:,.1f}"
     return text + unit
 
@@ -71,7 +72,7 @@ def _cascades(r: dict) -> list[str]:
             relation = "" if e["relation"] is None else f" ({e['relation'].replace('_', ' ')})"
             where = f" in {md_escape(e['tool_name'])}" if e["tool_name"] else ""
             lines.append(f"   - {format_elapsed(e['elapsed_ms'])} {md_escape(e['event_type'])}{where}"
-                         f"{relation}: {md_escape(e['message'] or '-')}")
+                         f"{relation}: {md_escape(e['message'] or MISSING)}")
     return lines
 
 
@@ -100,7 +101,7 @@ def _tools(r: dict) -> list[str]:
     rows = []
     for t in r["tool_performance"]:
         modes = "; ".join(f"{m['kind']} x{m['count']}: {md_escape(m['example'][:80])}"
-                          for m in t["failure_modes"]) or "-"
+                          for m in t["failure_modes"]) or MISSING
         rows.append([md_escape(t["tool_name"]), _num(t["calls"]), _num(t["failures"]),
                      f"{t['success_rate']}%", _num(t["p50_ms"], " ms"), _num(t["p95_ms"], " ms"), modes])
     return lines + _table(["Tool", "Calls", "Failures", "Success", "p50", "p95", "Failure modes"], rows)

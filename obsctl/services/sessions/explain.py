@@ -10,6 +10,7 @@ from obsctl.jsonutil import dumps, loads_column
 from obsctl.services.sessions import fields, require_session
 from obsctl.services.sessions.summary import session_summary
 from obsctl.store.sessions import iter_session_events
+from obsctl.text import MISSING
 from obsctl.timeutil import ms_between
 
 EXCERPT_CHARS = 120
@@ -18,11 +19,13 @@ MAX_ERROR_REFS = 20
 
 # Inline Markdown that user text could trigger (emphasis, code, links, HTML, table pipes).
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|])")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def md_escape(text: str) -> str:
-    """Escape user text so it renders literally inside a Markdown line."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    """Escape user text so it renders literally inside one Markdown line: a list item or a
+    table cell (`|` escaped; a line break becomes `<br>`, so a row stays one line)."""
+    return _LINE_BREAK.sub(" <br> ", _MD_SPECIAL.sub(r"\\\1", text))
 
 
 def _code(text: str) -> str:
@@ -36,7 +39,7 @@ def _code(text: str) -> str:
 
 def _num(value: float | None) -> str:
     if value is None:
-        return "-"
+        return MISSING
     if isinstance(value, float) and not value.is_integer():
         return f"{value:,.2f}".rstrip("0").rstrip(".")
     return f"{int(value):,}"
@@ -59,7 +62,7 @@ def format_elapsed(ms: float | None) -> str:
 
 def format_duration(ms: float | None) -> str:
     if ms is None:
-        return "-"
+        return MISSING
     if ms < 1000:
         return f"{_num(ms)} ms"
     return f"{format_elapsed(ms)[1:]} ({_num(ms)} ms)"

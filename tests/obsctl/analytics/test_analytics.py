@@ -188,11 +188,8 @@ def test_cli_piped_prints_json(db, cli):
     assert json.loads(cli("analytics").stdout)["overview"]["total_sessions"] == 4
 
 
-def test_cli_terminal_panel_names_the_session_rate_and_its_denominator(db, cli, monkeypatch):
-    from obsctl.cli import analytics as analytics_cli
-
+def test_cli_terminal_panel_names_the_session_rate_and_its_denominator(db, cli, terminal):
     seed(db)
-    monkeypatch.setattr(analytics_cli, "stdout_is_tty", lambda: True)
     out = " ".join(cli("analytics", env={"COLUMNS": "200"}).stdout.split())
     # error_rate is a share of sessions; the events line separates lifecycle events.
     assert "1 error); in error: 1 of 4 sessions (25.00%)" in out

@@ -142,10 +142,7 @@ def test_candidates_plain_table(db, run):
                      f"SEV-1\trl\tresearcher\terror\t{sc.ts(0)}\t5\t6\t83.33"]
 
 
-def test_terminal_renders_markdown(db, run, monkeypatch):
-    import obsctl.cli.postmortem as postmortem_cli
-
-    monkeypatch.setattr(postmortem_cli, "stdout_is_tty", lambda: True)
+def test_terminal_renders_markdown(db, run, terminal):
     sc.rate_limit_cascade(db)
     out = run("postmortem", "rl").stdout
     assert "Postmortem: researcher session rl failed: Rate limiting" in out

@@ -119,10 +119,7 @@ def test_cli_show_prints_json_when_piped(fleet, cli, prices_env):
     assert orjson.loads(result.stdout)["overall_score"] == 76.95
 
 
-def test_cli_show_on_a_terminal_gives_every_rate_its_denominator(fleet, cli, prices_env, monkeypatch):
-    from obsctl.cli import scorecards as scorecards_cli
-
-    monkeypatch.setattr(scorecards_cli, "stdout_is_tty", lambda: True)
+def test_cli_show_on_a_terminal_gives_every_rate_its_denominator(fleet, cli, prices_env, terminal):
     result = cli("scorecards", "show", "alpha", env={**prices_env, "COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())

@@ -57,11 +57,8 @@ def test_invalid_status_is_a_usage_error(db, cli):
     assert "Traceback" not in result.output
 
 
-def test_terminal_titles_agree_in_number(db, cli, client, monkeypatch):
+def test_terminal_titles_agree_in_number(db, cli, client, terminal):
     """On a terminal the tables carry a title: "1 of 1 session", never "1 sessions"."""
-    import obsctl.cli.base
-
-    monkeypatch.setattr(obsctl.cli.base, "stdout_is_tty", lambda: True)
     ingest_events(db, [event("s1")])
     assert "1 of 1 session" in cli("sessions", "list").stdout
     ingest_events(db, [event("s2")])

@@ -165,7 +165,7 @@ def test_cli_piped_output_is_tab_separated(db, cli):
     lines = cli("compare", "a", "b").stdout.splitlines()
     assert lines[0] == "metric\ta\tb\tdelta\tpercent"
     assert lines[1] == "total_tokens\t550\t250\t-300\t-54.55"
-    assert lines[5] == "error_count\t0\t1\t1\t"
+    assert lines[5] == "error_count\t0\t1\t1\t-"  # no percent of a zero baseline
 
 
 def test_cli_unknown_session_is_one_line_error(db, cli):

@@ -253,4 +253,4 @@ def test_cli_summary_is_json_when_piped_and_history_is_tsv(live_fleet, cli):
     assert orjson.loads(cli("sla", "summary").stdout)["overall_pass_rate"] == 40.0
     lines = cli("sla", "history", "--agent", "gamma").stdout.splitlines()
     assert lines[0] == "checked_at\tagent\tmetric\ttarget\tactual\tstatus"
-    assert lines[1].split("\t")[1:] == ["gamma", "error_rate", "<= 5", "null", "no_data"]
+    assert lines[1].split("\t")[1:] == ["gamma", "error_rate", "<= 5", "-", "no_data"]

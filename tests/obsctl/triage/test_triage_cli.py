@@ -29,10 +29,7 @@ def test_piped_show_prints_json(db, run):
     assert json.loads(result.stdout)["severity"] == "healthy"
 
 
-def test_terminal_show_renders_a_panel(db, run, monkeypatch):
-    import obsctl.cli.triage as triage_cli
-
-    monkeypatch.setattr(triage_cli, "stdout_is_tty", lambda: True)
+def test_terminal_show_renders_a_panel(db, run, terminal):
     sc.rate_limit_cascade(db)
     out = run("triage", "rl").stdout
     assert "Health 36.7/100" in out and "grade F" in out and "CRITICAL" in out
