@@ -91,7 +91,7 @@ def test_sessions_show_on_a_terminal(fleet_db):
     assert re.search(r"tokens 1,?200 in / 300 out \(1,?500\)\s+events 4\s+errors 0", screen)
     llm, tool = cells_of(screen, "llm_call"), cells_of(screen, "tool_call")
     assert llm[1:3] == ["llm_call", "gpt-4o"] and [number(c) for c in llm[4:7]] == [1200, 300, 100]
-    assert tool[1:4] == ["tool_call", "", "web_search"] and number(tool[6]) == 300
+    assert tool[1:4] == ["tool_call", "-", "web_search"] and number(tool[6]) == 300  # no model: "-"
 
 
 def test_analytics_on_a_terminal(fleet_db):
