@@ -65,14 +65,16 @@ def main() -> None:
     from obsctl.services.pricing import pricer_for
     from obsctl.services.triage import triage_batch, triage_session
     from obsctl.store.db import open_db
+    from obsctl.store.sqlite_store import store_over
 
     with tempfile.TemporaryDirectory(prefix="obsctl-bench-triage-") as tmp:
         started = time.perf_counter()
         path = fresh_copy(Path(tmp))
         db = open_db(path)  # applies any migration newer than the cached database
+        store = store_over(db)
         events = list(generate_events(1, SESSION_EVENTS, seed=500, agents=20, days=1,
                                       now=datetime.now(UTC)))
-        ingest_events(db, events)
+        ingest_events(store, events)
         session_id = events[0]["session_id"]
         agent = events[0]["agent_name"]
         settings = Settings.from_env({}, db_path=path)
@@ -80,22 +82,22 @@ def main() -> None:
         print(f"setup: copied and prepared a {total:,}-event database in "
               f"{time.perf_counter() - started:.1f} s; session {session_id} ({len(events)} events, {agent})")
 
-        report = triage_session(db, session_id, pricer=pricer_for(settings))
+        report = triage_session(store, session_id, pricer=pricer_for(settings))
         print(f"the session: health {report['health_score']} ({report['grade']}, {report['severity']}), "
               f"{len(report['findings'])} findings, baseline {report['baseline']['sessions']} sessions")
 
         n = args.iterations
         rows = [
             line(f"triage of a {len(events)}-event session",
-                 timed(lambda: triage_session(db, session_id, pricer=pricer_for(settings)), n),
+                 timed(lambda: triage_session(store, session_id, pricer=pricer_for(settings)), n),
                  TRIAGE_TARGET_MS),
             line("triage batch, 10 most recent sessions",
-                 timed(lambda: triage_batch(db, pricer=pricer_for(settings), limit=10), max(5, n // 3)),
+                 timed(lambda: triage_batch(store, pricer=pricer_for(settings), limit=10), max(5, n // 3)),
                  BATCH_TARGET_MS),
             line(f"postmortem of the {len(events)}-event session",
-                 timed(lambda: postmortem_session(db, session_id, pricer=pricer_for(settings)), n)),
+                 timed(lambda: postmortem_session(store, session_id, pricer=pricer_for(settings)), n)),
             line("postmortem candidates (all sessions)",
-                 timed(lambda: postmortem_candidates(db), n)),
+                 timed(lambda: postmortem_candidates(store), n)),
         ]
         from obsctl.web.app import create_app
 

@@ -185,8 +185,8 @@ def evaluate(
     from obsctl.services.webhooks.delivery import deliver_due
 
     settings = settings_of(ctx)
-    db = open_existing(ctx)
-    body = alerts.evaluate_alerts(db, settings)
+    store = open_existing(ctx)
+    body = alerts.evaluate_alerts(store, settings)
     if json_:
         emit_json(body)
     else:
@@ -194,7 +194,7 @@ def evaluate(
             if result["status"] == "fired":
                 typer.echo(f"FIRED {result['alert_id']} {result['name']}: {result['metric']} = "
                            f"{_num(result['value'])} {result['operator']} {_num(result['threshold'])}")
-    report = deliver_due(db, settings)
+    report = deliver_due(store, settings)
     failed = report.failed + report.expired
     if failed:
         notice(f"webhooks: {failed} deliver{'y' if failed == 1 else 'ies'} failed for good; "

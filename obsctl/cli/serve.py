@@ -97,13 +97,13 @@ def _check_database(settings, skip: bool) -> dict:
     """Create or migrate the database, then quick_check it unless skipped; refuse a damaged one."""
     from obsctl.errors import ObsctlError
     from obsctl.services import maintenance
-    from obsctl.store.db import open_db
+    from obsctl.services.storage import open_store
 
-    db = open_db(settings)
+    store = open_store(settings, mode="create")
     try:
-        check = maintenance.skipped_check() if skip else maintenance.check_integrity(db)
+        check = maintenance.skipped_check() if skip else maintenance.check_integrity(store)
     finally:
-        db.close()
+        store.close()
     if check["quick_check"] == "damaged":
         raise ObsctlError(maintenance.damaged_message(settings.db_path, check))
     return check

@@ -29,7 +29,7 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     settings = state.settings
     # Writes wait for the writer queue on threads of their own: at most `capacity` of them,
     # so `threads` stay free for reads however long the database's write lock is held.
-    all_threads = threads + state.pool.writer.capacity
+    all_threads = threads + state.store.writer_capacity
     connection_limit = _allow_open_files(settings.connection_limit, all_threads)
     try:
         server = create_server(
@@ -82,9 +82,9 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
             signal.signal(sig, handler)
         for worker in app.extensions.get("obsctl_workers", ()):
             worker.stop()
-        pool = app.extensions.get("obsctl")
-        if pool is not None:
-            pool.pool.close_all()
+        state = app.extensions.get("obsctl")
+        if state is not None:
+            state.store.close()
     sys.stderr.write("obsctl server stopped\n")
 
 
