@@ -9,7 +9,7 @@ from flask import Flask
 from flask_cors import CORS
 
 from obsctl.config import Settings
-from obsctl.services.storage import open_store
+from obsctl.services.storage import Store, open_store
 from obsctl.web.access_log import install_access_log
 from obsctl.web.allow import ObsctlFlask
 from obsctl.web.errors import register_error_handlers
@@ -41,7 +41,7 @@ DEFAULT_WRITE_QUEUE = 8
 class AppState:
     settings: Settings
     # The server's store: a connection per thread, writes through one writer queue.
-    store: object
+    store: Store
     # The database check `obsctl serve` ran at start (services.maintenance.check_integrity).
     db_check: dict | None = None
 
