@@ -113,6 +113,7 @@ def bench_db_path(n_sessions: int | None = None, events_per_session: int = 50, s
         return path
     from obsctl.services.ingest import store_events, validate_events
     from obsctl.store.db import open_db
+    from obsctl.store.sqlite_store import store_over
 
     tmp = path.with_suffix(".building")
     for suffix in ("", "-wal", "-shm"):
@@ -120,6 +121,7 @@ def bench_db_path(n_sessions: int | None = None, events_per_session: int = 50, s
     started = time.perf_counter()
     print(f"building benchmark database {path.name} ...", file=sys.stderr)
     db = open_db(tmp)
+    store = store_over(db)
     batch = []
     total = 0
     for ev in generate_events(n_sessions, events_per_session, seed=seed):
@@ -127,12 +129,12 @@ def bench_db_path(n_sessions: int | None = None, events_per_session: int = 50, s
         if len(batch) == 5000:
             valid, errors = validate_events(batch)
             assert not errors, errors[:3]
-            store_events(db, valid)
+            store_events(store, valid)
             total += len(batch)
             batch = []
     if batch:
         valid, errors = validate_events(batch)
-        store_events(db, valid)
+        store_events(store, valid)
         total += len(batch)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.execute("ANALYZE")

@@ -28,6 +28,7 @@ from obsctl.services import alerts
 from obsctl.services.alerts import rules as alert_rules
 from obsctl.services.metrics import METRICS
 from obsctl.store.db import open_db
+from obsctl.store.sqlite_store import store_over
 from obsctl.timeutil import parse_ts
 
 TARGET_S = 1.0
@@ -35,11 +36,11 @@ N_RULES = 50
 WINDOWS = (15, 60, 240, 1440)
 
 
-def make_rules(db) -> None:
+def make_rules(store) -> None:
     metrics = list(METRICS)
     for i in range(N_RULES):
         agent = None if i % 3 == 0 else f"agent-{i % 20:02d}"
-        alert_rules.create_rule(db, {
+        alert_rules.create_rule(store, {
             "name": f"bench-{i}", "metric": metrics[i % len(metrics)], "operator": ">",
             # Thresholds no metric reaches, so every run evaluates all rules the same way;
             # one run with firing rules is timed separately below.
@@ -61,16 +62,17 @@ def main() -> None:
         path = fresh_copy(Path(tmp))
         copy_s = time.perf_counter() - t0
         db = open_db(path)
+        store = store_over(db)
         settings = Settings.from_env({}, db_path=path)
         events = db.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
         at = parse_ts(db.conn.execute("SELECT MAX(started_at) FROM sessions").fetchone()[0])
-        make_rules(db)
-        groups = {(r["window_minutes"], r["agent_filter"]) for r in alert_rules.list_rules(db)["rules"]}
+        make_rules(store)
+        groups = {(r["window_minutes"], r["agent_filter"]) for r in alert_rules.list_rules(store)["rules"]}
 
         timings = []
         for _ in range(args.runs):
             started = time.perf_counter()
-            body = alerts.evaluate_alerts(db, settings, at=at)
+            body = alerts.evaluate_alerts(store, settings, at=at)
             timings.append(time.perf_counter() - started)
         statuses = {s: sum(1 for r in body["results"] if r["status"] == s)
                     for s in ("ok", "no_data", "fired", "cooldown")}
@@ -78,7 +80,7 @@ def main() -> None:
         # The same rules made to fire: adds the alert writes (no webhooks configured).
         db.conn.execute("UPDATE alert_rules SET threshold = -1")
         started = time.perf_counter()
-        fired = alerts.evaluate_alerts(db, settings, at=at + timedelta(seconds=1))
+        fired = alerts.evaluate_alerts(store, settings, at=at + timedelta(seconds=1))
         firing_s = time.perf_counter() - started
         db.close()
 

@@ -67,7 +67,7 @@ def pick_sessions(db, count: int, seed: int = 7) -> list[str]:
     return [rng.choice(ids) for _ in range(count + 1)]
 
 
-def service_cases(db, ids: list[str]):
+def service_cases(store, ids: list[str]):
     from obsctl.services.analytics import get_analytics
     from obsctl.services.sessions import get_session, list_sessions
     from obsctl.services.sessions.compare import compare_sessions
@@ -75,13 +75,13 @@ def service_cases(db, ids: list[str]):
     from obsctl.services.sessions.export import export_session
 
     return {
-        "sessions list": lambda i: list_sessions(db, limit=50, offset=(i % 20) * 50),
-        "session detail": lambda i: get_session(db, ids[i]),
-        "explain": lambda i: explain_session(db, ids[i]),
-        "export json": lambda i: b"".join(export_session(db, ids[i], "json").chunks),
-        "export csv": lambda i: b"".join(export_session(db, ids[i], "csv").chunks),
-        "compare": lambda i: compare_sessions(db, ids[i], ids[i + 1]),
-        "analytics": lambda i: get_analytics(db),
+        "sessions list": lambda i: list_sessions(store, limit=50, offset=(i % 20) * 50),
+        "session detail": lambda i: get_session(store, ids[i]),
+        "explain": lambda i: explain_session(store, ids[i]),
+        "export json": lambda i: b"".join(export_session(store, ids[i], "json").chunks),
+        "export csv": lambda i: b"".join(export_session(store, ids[i], "csv").chunks),
+        "compare": lambda i: compare_sessions(store, ids[i], ids[i + 1]),
+        "analytics": lambda i: get_analytics(store),
     }
 
 
@@ -145,9 +145,11 @@ def main() -> None:
     report = Report("Query latency")
 
     from obsctl.store.db import open_db
+    from obsctl.store.sqlite_store import store_over
 
     path = bench_db_path()
     db = open_db(path)  # applies pending migrations (the analytics rollup backfill) once
+    store = store_over(db)
     totals = db.conn.execute("SELECT COUNT(*), SUM(event_count) FROM sessions").fetchone()
     report.figure(f"database: {path.name}: {totals[0]:,} sessions, {totals[1]:,} events")
     ids = pick_sessions(db, args.iterations)
@@ -156,7 +158,7 @@ def main() -> None:
         return args.analytics_iterations if name == "analytics" else args.iterations
 
     results: dict[str, dict[str, list[float]]] = {}
-    for name, fn in service_cases(db, ids).items():
+    for name, fn in service_cases(store, ids).items():
         results[name] = {"service": timed(fn, runs(name))}
 
     reference = []

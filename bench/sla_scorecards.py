@@ -58,12 +58,14 @@ def main() -> None:
     from obsctl.services import scorecards, sla
     from obsctl.services.sla.summary import sla_summary
     from obsctl.store.db import open_db
+    from obsctl.store.sqlite_store import store_over
     from obsctl.timeutil import parse_ts
 
     with tempfile.TemporaryDirectory(prefix="obsctl-bench-sla-") as tmp:
         copied = time.perf_counter()
         path = fresh_copy(Path(tmp))
         db = open_db(path)  # applies any migration newer than the cached database
+        store = store_over(db)
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         report.figure(f"private copy of {path.name} ready in {time.perf_counter() - copied:.1f}s")
         settings = Settings.from_env({}, db_path=path)
@@ -75,28 +77,28 @@ def main() -> None:
         report.figure(f"{events} events, {sessions} sessions, {agents} agents; now = {at.isoformat()}")
         report.figure()
 
-        times, cards = timed(lambda: scorecards.list_scorecards(db, settings, days=args.days, at=at),
+        times, cards = timed(lambda: scorecards.list_scorecards(store, settings, days=args.days, at=at),
                              args.repeat)
         analysed = sum(c["sessions_analyzed"] for c in cards)
         # The target is for the default 7-day window.
         record(report, "scorecards (20 agents)", times,
                f"{len(cards)} agents, {analysed} sessions in {args.days} days", judged=args.days == 7)
-        times, card = timed(lambda: scorecards.get_scorecard(db, settings, "agent-07", days=args.days,
+        times, card = timed(lambda: scorecards.get_scorecard(store, settings, "agent-07", days=args.days,
                                                              at=at), args.repeat)
         record(report, "scorecard show (1 agent)", times, f"{len(card['trend'])}-day trend")
 
         for i in range(20):
             for metric in METRICS:
-                sla.put_target(db, {"agent_name": f"agent-{i:02d}", "metric": metric,
+                sla.put_target(store, {"agent_name": f"agent-{i:02d}", "metric": metric,
                                     "operator": "<=", "target_value": 1000.0})
-        times, checked = timed(lambda: sla.check_sla(db, settings, at=at), args.repeat)
+        times, checked = timed(lambda: sla.check_sla(store, settings, at=at), args.repeat)
         record(report, "sla check (100 targets)", times,
                f"{len(checked['results'])} targets: {checked['passed']} pass, "
                f"{checked['failed']} fail, {checked['no_data']} no data")
-        times, summary = timed(lambda: sla_summary(db), args.repeat)
+        times, summary = timed(lambda: sla_summary(store), args.repeat)
         record(report, "sla summary", times, f"{summary['targets']} targets, "
                f"{len(summary['worst_offenders'])} offenders")
-        times, history = timed(lambda: sla.sla_history(db, at=at), args.repeat)
+        times, history = timed(lambda: sla.sla_history(store, at=at), args.repeat)
         record(report, "sla history (168 h)", times, f"{history['total']} snapshots")
         db.close()
     report.finish(args.report)

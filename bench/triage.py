@@ -70,14 +70,16 @@ def main() -> None:
     from obsctl.services.pricing import pricer_for
     from obsctl.services.triage import triage_batch, triage_session
     from obsctl.store.db import open_db
+    from obsctl.store.sqlite_store import store_over
 
     with tempfile.TemporaryDirectory(prefix="obsctl-bench-triage-") as tmp:
         started = time.perf_counter()
         path = fresh_copy(Path(tmp))
         db = open_db(path)  # applies any migration newer than the cached database
+        store = store_over(db)
         events = list(generate_events(1, SESSION_EVENTS, seed=500, agents=20, days=1,
                                       now=datetime.now(UTC)))
-        ingest_events(db, events)
+        ingest_events(store, events)
         session_id = events[0]["session_id"]
         agent = events[0]["agent_name"]
         settings = Settings.from_env({}, db_path=path)
@@ -85,7 +87,7 @@ def main() -> None:
         report.figure(f"setup: copied and prepared a {total:,}-event database in "
               f"{time.perf_counter() - started:.1f} s; session {session_id} ({len(events)} events, {agent})")
 
-        triaged = triage_session(db, session_id, pricer=pricer_for(settings))
+        triaged = triage_session(store, session_id, pricer=pricer_for(settings))
         report.figure(f"the session: health {triaged['health_score']} ({triaged['grade']}, "
                       f"{triaged['severity']}), {len(triaged['findings'])} findings, "
                       f"baseline {triaged['baseline']['sessions']} sessions")
@@ -93,15 +95,15 @@ def main() -> None:
         n = args.iterations
         rows = [
             line(report, f"triage of a {len(events)}-event session",
-                 timed(lambda: triage_session(db, session_id, pricer=pricer_for(settings)), n),
+                 timed(lambda: triage_session(store, session_id, pricer=pricer_for(settings)), n),
                  TRIAGE_TARGET_MS),
             line(report, "triage batch, 10 most recent sessions",
-                 timed(lambda: triage_batch(db, pricer=pricer_for(settings), limit=10), max(5, n // 3)),
+                 timed(lambda: triage_batch(store, pricer=pricer_for(settings), limit=10), max(5, n // 3)),
                  BATCH_TARGET_MS),
             line(report, f"postmortem of the {len(events)}-event session",
-                 timed(lambda: postmortem_session(db, session_id, pricer=pricer_for(settings)), n)),
+                 timed(lambda: postmortem_session(store, session_id, pricer=pricer_for(settings)), n)),
             line(report, "postmortem candidates (all sessions)",
-                 timed(lambda: postmortem_candidates(db), n)),
+                 timed(lambda: postmortem_candidates(store), n)),
         ]
         from obsctl.web.app import create_app
 
@@ -112,7 +114,7 @@ def main() -> None:
             assert client.get(f"/triage/{session_id}").status_code == 200
 
         rows.append(line(report, "GET /triage/<id> (Flask app in-process)", timed(http_triage, n)))
-        app.extensions["obsctl"].pool.close_all()
+        app.extensions["obsctl"].store.close()
         db.close()
     for row in ["", f"results ({total:,}-event database):", *rows]:
         report.figure(row)

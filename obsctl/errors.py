@@ -44,3 +44,12 @@ class ServiceUnavailable(ObsctlError):
 
 class StorageFull(ObsctlError):
     """The disk holding the database is full; nothing of the write was stored (HTTP 507, exit 1)."""
+
+
+class StorageDamaged(ObsctlError):
+    """The database file is damaged; it must be restored from a backup (HTTP 500, exit 1)."""
+
+
+class StorageError(ObsctlError):
+    """Any other database failure: a bug or an operator's problem, not the caller's (HTTP 500
+    without the details, exit 1)."""

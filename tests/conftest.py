@@ -15,7 +15,7 @@ import requests
 from typer.testing import CliRunner
 
 from obsctl.config import Settings
-from obsctl.store.db import open_db
+from tests.store_support import open_db
 
 _ENV_VARS = ("OBSCTL_DB", "SERVICE_API_KEY", "CORS_ORIGINS", "OBSCTL_RATE_LIMITS", "PORT",
              "OBSCTL_MAX_BATCH", "OBSCTL_MAX_BODY_BYTES", "OBSCTL_PRICES",
@@ -45,9 +45,16 @@ def settings(db_path) -> Settings:
 
 @pytest.fixture
 def db(db_path):
+    """A store over a fresh database file, usable as its sqlite-utils handle too."""
     handle = open_db(db_path)
     yield handle
     handle.close()
+
+
+@pytest.fixture
+def store(db):
+    """The store services receive (the same one as `db`)."""
+    return db
 
 
 @pytest.fixture
@@ -65,7 +72,7 @@ def make_app(db_path):
 
     yield factory
     for app in apps:
-        app.extensions["obsctl"].pool.close_all()
+        app.extensions["obsctl"].store.close()
 
 
 @pytest.fixture

@@ -167,10 +167,10 @@ def evaluate(
     from obsctl.services.webhooks.delivery import deliver_due
 
     settings = settings_of(ctx)
-    db = open_existing(ctx)
-    body = alerts.evaluate_alerts(db, settings)
+    store = open_existing(ctx)
+    body = alerts.evaluate_alerts(store, settings)
     show(body, json_, _print_fired)
-    report = deliver_due(db, settings)
+    report = deliver_due(store, settings)
     failed = report.failed + report.expired
     if failed:
         notice(f"webhooks: {failed} deliver{'y' if failed == 1 else 'ies'} failed for good; "

@@ -5,7 +5,6 @@ Output on stdout (JSON, tables, numbers) is in `obsctl.cli.output`."""
 from __future__ import annotations
 
 import functools
-import sqlite3
 import sys
 from collections.abc import Callable
 
@@ -31,9 +30,6 @@ def translate_errors(func: Callable) -> Callable:
                 where = f"[{detail.get('index')}]" if detail.get("index") is not None else ""
                 field = f".{detail['field']}" if detail.get("field") else ""
                 error(f"  {where}{field} {detail.get('message')}")
-            raise typer.Exit(EXIT_FAILURE) from None
-        except sqlite3.DatabaseError as exc:
-            error(_database_error(exc))
             raise typer.Exit(EXIT_FAILURE) from None
         except BrokenPipeError:
             # `obsctl ... | head`: the reader went away; not an error worth a traceback.
@@ -63,16 +59,6 @@ class ObsCommand(TyperCommand):
             name = param.metavar if param.required else f"[{param.metavar}]"
             pieces.append(name + ("..." if param.nargs != 1 else ""))
         return pieces
-def _database_error(exc: sqlite3.DatabaseError) -> str:
-    from obsctl.store.sqlite_errors import FULL_MESSAGE, is_busy, is_corrupt, is_full
-
-    if is_full(exc):
-        return FULL_MESSAGE
-    if is_corrupt(exc):
-        return f"the database file is damaged ({exc}); restore it from a backup"
-    if is_busy(exc):
-        return f"database error: {exc} (is another process holding a long write lock?)"
-    return f"database error: {exc}"
 
 
 class ObsTyper(typer.Typer):
@@ -104,26 +90,26 @@ def settings_of(ctx: typer.Context) -> Settings:
 
 
 def open_database(ctx: typer.Context):
-    """For commands that add data (ingest, serve, adding a rule, ...): the database and its
-    directory are created when missing."""
-    from obsctl.store.db import open_db
-
-    return open_db(settings_of(ctx))
+    """For commands that add data (ingest, serve, adding a rule, ...): the store; the database
+    and its directory are created when missing."""
+    return _store(ctx, "create")
 
 
 def open_existing(ctx: typer.Context):
     """For commands that change or delete existing data: `no database at PATH` when missing."""
-    from obsctl.store.db import open_db
-
-    return open_db(settings_of(ctx), create=False)
+    return _store(ctx, "existing")
 
 
 def open_readonly(ctx: typer.Context):
     """For commands that only read: opened read-only (works on read-only storage), nothing
     created, `no database at PATH` when missing, so a mistyped path is not an empty result."""
-    from obsctl.store.db import open_db_readonly
+    return _store(ctx, "read")
 
-    return open_db_readonly(settings_of(ctx))
+
+def _store(ctx: typer.Context, mode: str):
+    from obsctl.services.storage import open_store
+
+    return open_store(settings_of(ctx), mode=mode)
 
 
 def error(message: str) -> None:

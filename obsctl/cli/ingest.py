@@ -64,7 +64,7 @@ def ingest_command(
         _close(stream)
         raise
     max_future = ctx.obj.max_future_skew
-    db = open_database(ctx)
+    store = open_database(ctx)
     rejected_shown = 0
 
     def on_reject(location: int, message: str) -> None:
@@ -81,12 +81,12 @@ def ingest_command(
             if fmt == "otlp-json":
                 from obsctl.services.otlp.file import ingest_otlp_stream
 
-                summary = ingest_otlp_stream(db, reader, strict=strict, max_future=max_future,
+                summary = ingest_otlp_stream(store, reader, strict=strict, max_future=max_future,
                                              on_reject=on_reject,
                                              on_batch=lambda s: progress.update(s.events))
             else:
                 summary = ingest_stream(
-                    db, event_source.read_events(reader, fmt), batch_size=batch_size, strict=strict,
+                    store, event_source.read_events(reader, fmt), batch_size=batch_size, strict=strict,
                     max_future=max_future, on_reject=on_reject,
                     on_batch=lambda s: progress.update(s.events),
                 )

@@ -88,8 +88,6 @@ def serve_command(
     from obsctl.web.app import create_app
     from obsctl.web.server import serve
 
-    configure_logging(log_level)
-
     settings = settings_of(ctx)
     settings = replace(settings, host=host or settings.host, port=settings.port if port is None else port)
     overrides = {"connection_limit": connection_limit, "idle_timeout": idle_timeout,
@@ -99,6 +97,8 @@ def serve_command(
     settings = replace(settings, write_queue=settings.write_queue or threads)
     if get is not None:
         raise typer.Exit(_answer_one_get(create_app(settings), settings, get))
+    # Only a serving process logs: `--get` runs in the caller's process and leaves its logging alone.
+    configure_logging(log_level)
     check = _check_database(settings, skip_check)
     app = create_app(settings, serving=True, db_check=check)
     serve(app, host=settings.host, port=settings.port, threads=threads)
@@ -110,7 +110,7 @@ def _answer_one_get(app, settings, path: str) -> int:
     try:
         response = app.test_client().get(path, headers=headers)
     finally:
-        app.extensions["obsctl"].pool.close_all()
+        app.extensions["obsctl"].store.close()
     print(response.get_data(as_text=True))
     return 0 if 200 <= response.status_code < 300 else 1
 
@@ -119,13 +119,13 @@ def _check_database(settings, skip: bool) -> dict:
     """Create or migrate the database, then quick_check it unless skipped; refuse a damaged one."""
     from obsctl.errors import ObsctlError
     from obsctl.services import maintenance
-    from obsctl.store.db import open_db
+    from obsctl.services.storage import open_store
 
-    db = open_db(settings)
+    store = open_store(settings, mode="create")
     try:
-        check = maintenance.skipped_check() if skip else maintenance.check_integrity(db)
+        check = maintenance.skipped_check() if skip else maintenance.check_integrity(store)
     finally:
-        db.close()
+        store.close()
     if check["quick_check"] == "damaged":
         raise ObsctlError(maintenance.damaged_message(settings.db_path, check))
     return check

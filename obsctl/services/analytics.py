@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import sqlite_utils
-
 from obsctl.services.rates import percent
-from obsctl.store import analytics as store
+from obsctl.store import Store
 from obsctl.timeutil import format_ts, now
 
 TOP_AGENTS = 10
@@ -53,21 +51,21 @@ def first_day(at: datetime, days: int = DAYS) -> str:
     return format_ts(start)
 
 
-def get_analytics(db: sqlite_utils.Database, *, at: datetime | None = None) -> dict:
+def get_analytics(store: Store, *, at: datetime | None = None) -> dict:
     """The analytics document: overview, duration, top agents, model usage, event types,
     sessions over the last 90 days and activity per hour of day (UTC)."""
     since = first_day(at or now())
-    with store.read_snapshot(db):
-        current = store.rollup_is_current(db)
+    with store.read_snapshot():
+        current = store.analytics.rollup_is_current()
     if not current:
-        store.repair_rollup(db)
-    with store.read_snapshot(db):
-        overview, duration = _overview(store.overview(db))
-        agents = store.top_agents(db, TOP_AGENTS)
-        days = store.sessions_by_day(db, since)
-        models = store.model_usage(db)
-        types = store.event_type_counts(db)
-        hours = dict(store.hourly_counts(db))
+        store.analytics.repair_rollup()
+    with store.read_snapshot():
+        overview, duration = _overview(store.analytics.overview())
+        agents = store.analytics.top_agents(TOP_AGENTS)
+        days = store.analytics.sessions_by_day(since)
+        models = store.analytics.model_usage()
+        types = store.analytics.event_type_counts()
+        hours = dict(store.analytics.hourly_counts())
     return {
         "overview": overview,
         "duration": duration,

@@ -7,12 +7,9 @@ import re
 from datetime import timedelta
 from pathlib import Path
 
-import sqlite_utils
-
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
-from obsctl.store import maintenance as store
-from obsctl.store.db import schema_version
+from obsctl.store import Store
 from obsctl.timeutil import iso_minus, now_iso
 
 _DURATION = re.compile(r"^\s*([0-9]+)\s*([mhdw])\s*$")
@@ -38,7 +35,7 @@ def parse_age(text: str) -> timedelta:
     return int(digits) * unit
 
 
-def prune(db: sqlite_utils.Database, older_than: str, *, dry_run: bool = False,
+def prune(store: Store, older_than: str, *, dry_run: bool = False,
           on_progress=lambda sessions, events: None) -> dict:
     """Delete sessions (with their events) whose last activity is older than `older_than`.
 
@@ -46,14 +43,14 @@ def prune(db: sqlite_utils.Database, older_than: str, *, dry_run: bool = False,
     """
     age = parse_age(older_than)
     cutoff = iso_minus(age)
-    sessions, events = store.count_prunable(db, cutoff)
+    sessions, events = store.maintenance.count_prunable(cutoff)
     result = {"older_than": older_than, "cutoff": cutoff, "dry_run": dry_run,
               "sessions": sessions, "events": events}
     if dry_run or not sessions:
         return result
     deleted_sessions = deleted_events = 0
     while True:
-        s, e = store.prune_batch(db, cutoff, PRUNE_BATCH_SESSIONS)
+        s, e = store.maintenance.prune_batch(cutoff, PRUNE_BATCH_SESSIONS)
         if not s:
             break
         deleted_sessions += s
@@ -63,12 +60,12 @@ def prune(db: sqlite_utils.Database, older_than: str, *, dry_run: bool = False,
     return result
 
 
-def check_integrity(db: sqlite_utils.Database) -> dict:
+def check_integrity(store: Store) -> dict:
     """SQLite's quick check of the whole file (every page of every table and index, without
     cross-checking indexes against tables): `{"quick_check": "ok" | "damaged", "problems":
     [...], "checked_at": ...}`. It reads the whole file, so it takes a while on large ones."""
     checked_at = now_iso()
-    problems = store.quick_check(db)
+    problems = store.maintenance.quick_check()
     return {"quick_check": "damaged" if problems else "ok", "problems": problems,
             "checked_at": checked_at}
 
@@ -85,22 +82,22 @@ def damaged_message(path, check: dict) -> str:
             f"a backup (obsctl db backup makes them), or pass --skip-check to use it anyway")
 
 
-def db_info(db: sqlite_utils.Database, path: Path, *, check: bool = True) -> dict:
+def db_info(store: Store, path: Path, *, check: bool = True) -> dict:
     """Path, size on disk (with the WAL), schema version, row counts, SQLite details and,
     unless `check` is false, the result of the integrity check."""
     size = sum(os.path.getsize(p) for p in (str(path), f"{path}-wal") if os.path.exists(p))
-    integrity = check_integrity(db) if check else skipped_check()
+    integrity = check_integrity(store) if check else skipped_check()
     return {
         "path": str(Path(path).resolve()),
         "size_bytes": size,
-        "schema_version": schema_version(db),
-        "tables": store.table_counts(db, damaged=integrity["quick_check"] == "damaged"),
-        **store.pragmas(db, Path(path)),
+        "schema_version": store.schema_version(),
+        "tables": store.maintenance.table_counts(damaged=integrity["quick_check"] == "damaged"),
+        **store.maintenance.pragmas(Path(path)),
         "integrity": integrity,
     }
 
 
-def backup(db: sqlite_utils.Database, dest: str | Path, *, force: bool = False) -> dict:
+def backup(store: Store, dest: str | Path, *, force: bool = False) -> dict:
     """Write a consistent copy of the database to `dest` while others keep writing."""
     dest = Path(dest)
     if dest.exists():
@@ -111,5 +108,5 @@ def backup(db: sqlite_utils.Database, dest: str | Path, *, force: bool = False) 
         dest.unlink()
     if not dest.parent.exists():
         raise InvalidInput(f"directory {dest.parent} does not exist")
-    store.backup_to(db, dest)
+    store.maintenance.backup_to(dest)
     return {"path": str(dest.resolve()), "size_bytes": dest.stat().st_size}

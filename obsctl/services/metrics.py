@@ -21,12 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import sqlite_utils
-
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
 from obsctl.services.pricing import Pricer
-from obsctl.store import metrics as store
+from obsctl.store import Store
 
 METRICS: dict[str, str] = {
     "avg_duration_ms": "Mean duration_ms of the window's events that have one",
@@ -46,13 +44,13 @@ def check_metric(metric: Any) -> str:
     return metric
 
 
-def compute_metric(db: sqlite_utils.Database, metric: str, *, since: str, until: str | None = None,
+def compute_metric(store: Store, metric: str, *, since: str, until: str | None = None,
                    agent: str | None = None, pricer: Pricer | None = None) -> float | None:
     """One metric over one window; None when the window has no data for it."""
-    return compute_metrics(db, [metric], since=since, until=until, agent=agent, pricer=pricer)[metric]
+    return compute_metrics(store, [metric], since=since, until=until, agent=agent, pricer=pricer)[metric]
 
 
-def compute_metrics(db: sqlite_utils.Database, metrics: Iterable[str], *, since: str,
+def compute_metrics(store: Store, metrics: Iterable[str], *, since: str,
                     until: str | None = None, agent: str | None = None,
                     pricer: Pricer | None = None) -> dict[str, float | None]:
     """Several metrics over one window, running each underlying query at most once."""
@@ -60,14 +58,14 @@ def compute_metrics(db: sqlite_utils.Database, metrics: Iterable[str], *, since:
     values: dict[str, float | None] = {}
     aggregates = None
     if any(metric != "session_count" for metric in wanted):
-        aggregates = store.event_aggregates(db, since, until, agent)
+        aggregates = store.metrics.event_aggregates(since, until, agent)
     for metric in dict.fromkeys(wanted):
         if metric == "session_count":
-            values[metric] = store.sessions_started(db, since, until, agent)
+            values[metric] = store.metrics.sessions_started(since, until, agent)
         elif metric == "p95_duration_ms":
-            values[metric] = _p95(db, since, until, agent, aggregates["durations"])
+            values[metric] = _p95(store, since, until, agent, aggregates["durations"])
         elif metric == "avg_cost":
-            values[metric] = _avg_cost(db, since, until, agent, aggregates["sessions"],
+            values[metric] = _avg_cost(store, since, until, agent, aggregates["sessions"],
                                        pricer or Pricer())
         else:
             values[metric] = _from_aggregates(metric, aggregates)
@@ -75,7 +73,7 @@ def compute_metrics(db: sqlite_utils.Database, metrics: Iterable[str], *, since:
 
 
 def compute_metric_groups(
-    db: sqlite_utils.Database,
+    store: Store,
     queries: Iterable[tuple[str, str, str | None, str | None]],
     *,
     pricer: Pricer | None = None,
@@ -87,7 +85,7 @@ def compute_metric_groups(
     pricer = pricer or Pricer()
     results = {}
     for (since, until, agent), metrics in groups.items():
-        values = compute_metrics(db, metrics, since=since, until=until, agent=agent, pricer=pricer)
+        values = compute_metrics(store, metrics, since=since, until=until, agent=agent, pricer=pricer)
         for metric, value in values.items():
             results[(metric, since, until, agent)] = value
     return results
@@ -104,20 +102,20 @@ def _from_aggregates(metric: str, agg: dict) -> float | None:
     return agg["tokens"] / agg["sessions"] if agg["sessions"] else None
 
 
-def _p95(db, since, until, agent, count: int) -> float | None:
+def _p95(store, since, until, agent, count: int) -> float | None:
     if not count:
         return None
     # Nearest rank: the ceil(0.95 n)-th smallest value, in integers to avoid float rounding.
     rank = (95 * count + 99) // 100
-    value = store.duration_at_rank(db, since, until, agent, rank)
+    value = store.metrics.duration_at_rank(since, until, agent, rank)
     return None if value is None else float(value)
 
 
-def _avg_cost(db, since, until, agent, sessions: int, pricer: Pricer) -> float | None:
+def _avg_cost(store, since, until, agent, sessions: int, pricer: Pricer) -> float | None:
     if not sessions:
         return None
     total, priced = 0.0, False
-    for model, tokens_in, tokens_out in store.tokens_by_model(db, since, until, agent):
+    for model, tokens_in, tokens_out in store.metrics.tokens_by_model(since, until, agent):
         cost = pricer.cost(model, tokens_in, tokens_out)
         if cost is not None:
             total += cost

@@ -1,1 +1,81 @@
-"""Storage: every SQL statement of obsctl lives in this package."""
+"""The store seam: every SQL statement of obsctl lives in this package.
+
+`open_store(settings_or_url, mode=...)` is the one way in. The store it returns is a unit of
+work: it owns the connections and transactions and exposes one repository per area
+(`store.sessions`, `store.ingest`, `store.alerts`, `store.webhooks`, `store.sla`, `store.triage`,
+...). Services receive a store and use
+
+    with store.transaction():          # a unit of work: commit, or roll back on error
+        store.alerts.insert_rule(...)
+
+    store.run_write(lambda uow: ...)   # a write the server may group with others (ingest)
+    with store.read_snapshot(): ...    # reads that must see the same data
+
+and never a connection. Database errors leave the store as obsctl errors (StorageFull,
+ServiceUnavailable, StorageDamaged, StorageError). Placeholders, upserts, RETURNING and locking
+are the business of the backend: SQLite is in `sqlite_store.py` (the area modules
+`obsctl/store/<area>.py` hold its SQL); a PostgreSQL store will be a second implementation of
+the same methods and repository functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+MODES = ("create", "existing", "read", "server", "attach")
+
+
+class Store(Protocol):
+    """What services may use of a store (see the module docstring); each area's repository is
+    an attribute named after the area."""
+
+    backend: str
+    readonly: bool
+
+    def transaction(self) -> AbstractContextManager[Store]: ...
+    def run_write(self, work: Callable[[Store], T]) -> T: ...
+    def read_snapshot(self) -> AbstractContextManager[Store]: ...
+    def schema_version(self) -> int: ...
+    def close(self) -> None: ...
+    def __getattr__(self, area: str) -> Any: ...  # the repositories: store.sessions, ...
+
+
+def open_store(settings_or_url: Any, *, mode: str = "create", write_queue: int | None = None,
+               write_timeout: float | None = None):
+    """Open obsctl's store from a Settings object, a path or a `sqlite:///PATH` URL.
+
+    mode: "create" (read-write, the database and its directory created when missing),
+    "existing" (read-write, NotFound when missing), "read" (read-only, nothing created, works on
+    read-only storage) or "server" (one connection per thread, every write through one bounded
+    writer queue of `write_queue` places and `write_timeout` seconds) or "attach" (one
+    connection to a database a server has already opened, for its background threads).
+    """
+    from obsctl.store.sqlite_store import SqliteStore
+
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    target = getattr(settings_or_url, "db_url", None) or getattr(settings_or_url, "db_path", settings_or_url)
+    if write_queue is None:
+        write_queue = getattr(settings_or_url, "write_queue", None) or 8
+    if write_timeout is None:
+        write_timeout = getattr(settings_or_url, "write_timeout", None) or 10.0
+    return SqliteStore.open(_sqlite_path(target), mode, write_queue=write_queue,
+                            write_timeout=write_timeout)
+
+
+def _sqlite_path(target: Any) -> Path:
+    text = str(target)
+    if "://" not in text:
+        return Path(text)
+    scheme, _, rest = text.partition("://")
+    if scheme != "sqlite":
+        from obsctl.errors import InvalidInput
+
+        raise InvalidInput(f"unsupported database URL scheme {scheme!r}; this obsctl stores in SQLite "
+                           f"(a path or sqlite:///PATH)")
+    # sqlite:///relative.db, sqlite:////absolute.db (the third slash ends the empty host)
+    return Path(rest[1:] if rest.startswith("/") else rest)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from obsctl.errors import ServiceUnavailable, StorageFull
+from obsctl.errors import ObsctlError, ServiceUnavailable, StorageDamaged, StorageError, StorageFull
 
 FULL_MESSAGE = ("the disk holding the database is full (SQLite: database or disk is full); "
                 "nothing of this write was stored; free space and retry")
@@ -57,3 +57,20 @@ def translate(exc: BaseException) -> BaseException:
     if is_busy(exc):
         return ServiceUnavailable("the database is busy (another process is writing); retry shortly")
     return exc
+
+
+def translate_error(exc: sqlite3.Error) -> ObsctlError:
+    """The obsctl error for any SQLite error: what leaves the store instead of it.
+
+    The result is marked `database_fault`: the failure may have undone the whole transaction
+    (the server's writer then retries the writes grouped with it one by one)."""
+    if is_full(exc):
+        error: ObsctlError = StorageFull(FULL_MESSAGE)
+    elif is_busy(exc):
+        error = ServiceUnavailable("the database is busy (another process is writing); retry shortly")
+    elif is_corrupt(exc):
+        error = StorageDamaged(f"the database file is damaged ({exc}); restore it from a backup")
+    else:
+        error = StorageError(f"database error: {exc}")
+    error.database_fault = True
+    return error

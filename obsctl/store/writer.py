@@ -207,8 +207,12 @@ class WriteQueue:
                 with db.atomic():
                     write.result = write.work(db)
                 succeeded.append(write)
-            except ObsctlError as exc:  # this request's own problem; the others go on
+            except ObsctlError as exc:
                 write.error = exc
+                if getattr(exc, "database_fault", False):
+                    broken = True  # a database error (translated by the store) may have undone all
+                    break
+                # else this request's own problem; the others go on
             except Exception as exc:  # a database error may have undone the whole transaction
                 write.error = translate(exc)
                 broken = True
@@ -225,7 +229,8 @@ class WriteQueue:
         if broken:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            redo = [w for w in running if w.error is None or not isinstance(w.error, ObsctlError)]
+            redo = [w for w in running if w.error is None or not isinstance(w.error, ObsctlError)
+                    or getattr(w.error, "database_fault", False)]
             if len(running) > 1:
                 # Which write caused it is unknown (disk full at COMMIT): each again, alone.
                 for write in redo:

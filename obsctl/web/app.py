@@ -8,7 +8,7 @@ from flask import Flask
 from flask_cors import CORS
 
 from obsctl.config import Settings
-from obsctl.store.db import ConnectionPool
+from obsctl.services.storage import Store, open_store
 from obsctl.web.access_log import install_access_log
 from obsctl.web.allow import ObsctlFlask
 from obsctl.web.errors import register_error_handlers
@@ -22,7 +22,8 @@ DEFAULT_WRITE_QUEUE = 8
 @dataclass
 class AppState:
     settings: Settings
-    pool: ConnectionPool
+    # The server's store: a connection per thread, writes through one writer queue.
+    store: Store
     # The database check `obsctl serve` ran at start (services.maintenance.check_integrity).
     db_check: dict | None = None
 
@@ -40,9 +41,9 @@ def create_app(settings: Settings | None = None, *, serving: bool = False,
     app = ObsctlFlask("obsctl")  # Allow names only the methods of the path's own route
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.json.sort_keys = False
-    pool = ConnectionPool(settings.db_path, write_queue=settings.write_queue or DEFAULT_WRITE_QUEUE,
-                          write_timeout=settings.write_timeout)
-    app.extensions["obsctl"] = AppState(settings=settings, pool=pool, db_check=db_check)
+    store = open_store(settings, mode="server", write_queue=settings.write_queue or DEFAULT_WRITE_QUEUE,
+                       write_timeout=settings.write_timeout)
+    app.extensions["obsctl"] = AppState(settings=settings, store=store, db_check=db_check)
     install_access_log(app)
 
     CORS(app, origins=list(settings.cors_origins),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from flask import Flask
 from werkzeug.exceptions import HTTPException
 
@@ -14,9 +12,10 @@ from obsctl.errors import (
     ObsctlError,
     PayloadTooLarge,
     ServiceUnavailable,
+    StorageDamaged,
+    StorageError,
     StorageFull,
 )
-from obsctl.store.sqlite_errors import FULL_MESSAGE, is_busy, is_corrupt, is_full
 from obsctl.web.http import json_response
 
 STATUS_BY_ERROR = {
@@ -51,6 +50,14 @@ def error_body(message: str, details: list | None = None) -> dict:
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ObsctlError)
     def _obsctl_error(exc: ObsctlError):
+        if isinstance(exc, StorageDamaged):
+            app.logger.error("database error: %s (run `obsctl db info` to check the file)", exc.message)
+            return json_response(error_body(
+                "the database file is damaged (SQLite: database disk image is malformed); "
+                "the operator must restore it"), 500)
+        if isinstance(exc, StorageError):  # the details are for the operator, not the client
+            app.logger.error("%s", exc.message, exc_info=exc)
+            return json_response(error_body("internal server error"), 500)
         status = next((s for cls, s in STATUS_BY_ERROR.items() if isinstance(exc, cls)), 400)
         headers = {"Retry-After": str(getattr(exc, "retry_after", 1))} if status == 503 else None
         if status == 507:
@@ -67,21 +74,6 @@ def register_error_handlers(app: Flask) -> None:
         if status == 405 and getattr(exc, "valid_methods", None):
             response.headers["Allow"] = ", ".join(exc.valid_methods)
         return response
-
-    @app.errorhandler(sqlite3.DatabaseError)
-    def _db_error(exc: sqlite3.DatabaseError):
-        if is_busy(exc):
-            return json_response(error_body("database is busy; retry shortly"), 503, {"Retry-After": "1"})
-        if is_full(exc):  # e.g. a large sort's temporary file on a full disk
-            app.logger.warning("database error: %s", exc)
-            return json_response(error_body(FULL_MESSAGE), 507)
-        if is_corrupt(exc):
-            app.logger.error("database error: %s (run `obsctl db info` to check the file)", exc)
-            return json_response(error_body(
-                "the database file is damaged (SQLite: database disk image is malformed); "
-                "the operator must restore it"), 500)
-        app.logger.exception("database error")
-        return json_response(error_body("internal server error"), 500)
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):

@@ -21,9 +21,9 @@ def json_response(data: Any, status: int = 200, headers: dict | None = None) -> 
     return Response(orjson.dumps(data), status=status, mimetype="application/json", headers=headers)
 
 
-def get_db():
-    """The calling thread's connection to the app's database."""
-    return current_app.extensions["obsctl"].pool.get()
+def get_store():
+    """The app's store (its repositories use the calling thread's connection)."""
+    return current_app.extensions["obsctl"].store
 
 
 def get_settings():

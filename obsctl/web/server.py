@@ -24,7 +24,7 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     settings = state.settings
     # Writes wait for the writer queue on threads of their own: at most `capacity` of them,
     # so `threads` stay free for reads however long the database's write lock is held.
-    all_threads = threads + state.pool.writer.capacity
+    all_threads = threads + state.store.writer_capacity
     connection_limit = _allow_open_files(settings.connection_limit, all_threads)
     try:
         server = listen(
@@ -53,7 +53,7 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     def stopped() -> None:
         for worker in app.extensions.get("obsctl_workers", ()):
             worker.stop()
-        state.pool.close_all()
+        state.store.close()
 
     run_until_signalled(server, drain_seconds=drain_seconds, on_ready=ready, on_stop=stopped)
     sys.stderr.write("obsctl server stopped\n")

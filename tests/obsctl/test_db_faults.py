@@ -23,9 +23,10 @@ from typer.testing import CliRunner
 from obsctl.cli.main import app as cli_app
 from obsctl.services.analytics import get_analytics
 from obsctl.services.ingest import ingest_events
-from obsctl.store.db import connect, open_db, open_db_readonly
+from obsctl.store.db import connect
 from obsctl.store.writer import WriteQueue
 from tests.conftest import LiveServer, event, free_port
+from tests.store_support import open_db, open_db_readonly
 
 OBSCTL = [sys.executable, "-m", "obsctl"]
 
@@ -54,7 +55,7 @@ def test_a_full_disk_is_a_507_that_names_the_cause_and_the_server_recovers(make_
         return handle
 
     # The app's writer, on a connection whose database may grow by 30 pages only.
-    pool = app.extensions["obsctl"].pool
+    pool = app.extensions["obsctl"].store._connections.pool
     pool.writer = WriteQueue(db_path, capacity=8, timeout=10, connect=small_disk)
     assert client.post("/events", json={"events": [event("before", event_id="b0")]}).status_code == 200
 

@@ -122,7 +122,7 @@ EVENTS = st.lists(
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(batch=EVENTS)
 def test_ingest_never_crashes_and_never_stores_a_partial_batch(tmp_path_factory, batch):
-    from obsctl.store.db import open_db
+    from tests.store_support import open_db
 
     db = open_db(tmp_path_factory.mktemp("h") / "h.db")
     try:

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from obsctl.services.ingest import ingest_events
 from obsctl.services.otlp import ingest_otlp
-from obsctl.store.db import open_db
 from tests.otlp_support import MS, T0, TRACE, request, span
+from tests.store_support import open_db
 
 _COUNTED = """
 SELECT s.session_id, s.body_events, s.error_events,

@@ -17,6 +17,7 @@ import requests
 from obsctl.errors import InvalidInput, ServiceUnavailable, StorageFull
 from obsctl.services.ingest import ingest_events
 from obsctl.store.db import WRITER_ATTR, ConnectionPool, connect
+from obsctl.store.sqlite_store import SqliteStore
 from obsctl.store.writer import WriteQueue, WriterBusy
 from tests.conftest import event
 
@@ -197,12 +198,12 @@ def test_batches_queued_together_share_a_commit_and_keep_exact_counts(pool, db_p
     c = [event("s", event_id=f"e{i}", tokens_in=1) for i in range(0, 20)]
 
     def stores_then_fails(wdb):
-        ingest_events(wdb, [event("bad", event_id="bad-1")])
+        ingest_events(SqliteStore.over(wdb), [event("bad", event_id="bad-1")])
         raise InvalidInput("refused after writing")
 
-    works = [lambda evs=evs: ingest_events(p.get(), evs) for evs in (a, b)]
+    works = [lambda evs=evs: ingest_events(SqliteStore.over(p.get()), evs) for evs in (a, b)]
     works.append(lambda: p.writer.run(stores_then_fails))
-    works.append(lambda: ingest_events(p.get(), c))
+    works.append(lambda: ingest_events(SqliteStore.over(p.get()), c))
     before = p.writer.commits
     results = run_together(p.writer, db_path, works)
     assert p.writer.commits - before == 1  # one transaction for all four
@@ -229,8 +230,8 @@ def test_a_failing_write_in_a_group_does_not_undo_the_others(pool, db_path):
     def broken():
         return p.writer.run(lambda wdb: wdb.conn.execute("INSERT INTO no_such_table VALUES (1)"))
 
-    works = [lambda: ingest_events(p.get(), [event("g1", event_id="g1")]), broken,
-             lambda: ingest_events(p.get(), [event("g2", event_id="g2")])]
+    works = [lambda: ingest_events(SqliteStore.over(p.get()), [event("g1", event_id="g1")]), broken,
+             lambda: ingest_events(SqliteStore.over(p.get()), [event("g2", event_id="g2")])]
     results = run_together(p.writer, db_path, works)
     assert isinstance(results[1], sqlite3.OperationalError)
     assert results[0].processed == 1 and results[2].processed == 1
@@ -250,7 +251,7 @@ def test_a_full_disk_fails_only_the_write_that_does_not_fit(db):
     writer = WriteQueue(db_path, capacity=8, timeout=10, connect=small_disk)
 
     def ingest(events):
-        return lambda: writer.run(lambda wdb: ingest_events(wdb, events))
+        return lambda: writer.run(lambda wdb: ingest_events(SqliteStore.over(wdb), events))
 
     huge = [event("huge", event_id=f"h{i}", input_data={"p": "x" * 2000}) for i in range(400)]
     try:
@@ -269,14 +270,14 @@ def test_a_full_queue_refuses_at_once_and_a_deadline_withdraws(pool, db_path):
     db = p.get()
     blocker = sqlite3.connect(db_path, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")
-    waiting = threading.Thread(target=lambda: pytest.raises(WriterBusy, ingest_events, p.get(),
+    waiting = threading.Thread(target=lambda: pytest.raises(WriterBusy, ingest_events, SqliteStore.over(p.get()),
                                                             [event("q", event_id="q1")]))
     waiting.start()
     while p.writer.pending < 1:
         time.sleep(0.01)
     started = time.monotonic()
     with pytest.raises(WriterBusy, match="too many writes waiting"):
-        ingest_events(db, [event("q", event_id="q2")])
+        ingest_events(SqliteStore.over(db), [event("q", event_id="q2")])
     assert time.monotonic() - started < 0.2
     waiting.join()
     blocker.execute("COMMIT")

@@ -12,16 +12,13 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-import sqlite_utils
-
 from obsctl.errors import NotFound
 from obsctl.params import IntParam
 from obsctl.services import webhooks
 from obsctl.services.alerts.rules import rule_view
 from obsctl.services.metrics import compute_metric_groups
 from obsctl.services.pricing import pricer_for
-from obsctl.store import alerts as store
-from obsctl.store.db import write_transaction
+from obsctl.store import Store
 from obsctl.timeutil import format_ts, now, now_iso, parse_ts
 
 EQUALITY_TOLERANCE = 1e-9
@@ -69,7 +66,7 @@ def _in_cooldown(rule: dict, last_fired: str | None, at: datetime) -> bool:
     return at - parse_ts(last_fired) < timedelta(minutes=rule["cooldown_minutes"])
 
 
-def evaluate_alerts(db: sqlite_utils.Database, settings, *, at: datetime | None = None) -> dict:
+def evaluate_alerts(store: Store, settings, *, at: datetime | None = None) -> dict:
     """Evaluate every enabled rule now (or `at`), fire those whose condition holds.
 
     Returns `{"evaluated_at", "evaluated", "fired", "results": [...]}`; each result has the
@@ -79,10 +76,10 @@ def evaluate_alerts(db: sqlite_utils.Database, settings, *, at: datetime | None 
     """
     at = at or now()
     evaluated_at = format_ts(at)
-    rules = store.list_rules(db, enabled_only=True)
+    rules = store.alerts.list_rules(enabled_only=True)
     windows = {r["rule_id"]: format_ts(at - timedelta(minutes=r["window_minutes"])) for r in rules}
     queries = [(r["metric"], windows[r["rule_id"]], evaluated_at, r["agent_filter"]) for r in rules]
-    values = compute_metric_groups(db, queries, pricer=pricer_for(settings))
+    values = compute_metric_groups(store, queries, pricer=pricer_for(settings))
 
     results, candidates = [], []
     for rule, query in zip(rules, queries):
@@ -95,20 +92,20 @@ def evaluate_alerts(db: sqlite_utils.Database, settings, *, at: datetime | None 
             candidates.append((rule, result))
 
     if candidates:
-        _fire(db, candidates, at)
+        _fire(store, candidates, at)
     fired = sum(1 for r in results if r["status"] == "fired")
     body = {"evaluated_at": evaluated_at, "evaluated": len(results), "fired": fired,
             "results": results}
     return body
 
 
-def _fire(db: sqlite_utils.Database, candidates: list, at: datetime) -> None:
+def _fire(store: Store, candidates: list, at: datetime) -> None:
     """Record firings, re-checking cooldowns under the write lock so that two concurrent
     evaluations (cron and the API) cannot both fire the same rule."""
     fired_at = format_ts(at)
-    with write_transaction(db):
-        last = store.last_fired_at(db, [rule["rule_id"] for rule, _ in candidates])
-        hooks = webhooks.enabled_webhooks(db)
+    with store.transaction():
+        last = store.alerts.last_fired_at([rule["rule_id"] for rule, _ in candidates])
+        hooks = webhooks.enabled_webhooks(store)
         for rule, result in candidates:
             if rule["rule_id"] not in last:
                 continue  # deleted since the metrics were computed
@@ -122,25 +119,25 @@ def _fire(db: sqlite_utils.Database, candidates: list, at: datetime) -> None:
                 "window_minutes": rule["window_minutes"], "agent_filter": rule["agent_filter"],
                 "fired_at": fired_at, "acknowledged": 0, "acknowledged_at": None,
             }
-            store.record_firing(db, alert)
+            store.alerts.record_firing(alert)
             rule = {**rule, "last_fired_at": fired_at}
-            webhooks.enqueue_alert(db, hooks, alert_view(alert), rule_view(rule), fired_at)
+            webhooks.enqueue_alert(store, hooks, alert_view(alert), rule_view(rule), fired_at)
             result["status"] = "fired"
             result["alert_id"] = alert["alert_id"]
 
 
-def list_alert_events(db: sqlite_utils.Database, *, limit: int | None = None,
+def list_alert_events(store: Store, *, limit: int | None = None,
                       unacknowledged: bool = False, rule_id: str | None = None) -> dict:
     """`{"events": [...], "total": N}` newest first; limit default 50, 1-500 (more counts as 500)."""
     limit = EVENTS_LIMIT.check(limit)
-    rows, total = store.list_alerts(db, limit=limit, unacknowledged=unacknowledged, rule_id=rule_id)
+    rows, total = store.alerts.list_alerts(limit=limit, unacknowledged=unacknowledged, rule_id=rule_id)
     return {"events": [alert_view(r) for r in rows], "total": total}
 
 
-def acknowledge_alert(db: sqlite_utils.Database, alert_id: str) -> dict:
+def acknowledge_alert(store: Store, alert_id: str) -> dict:
     """Mark an alert event acknowledged; acknowledging again keeps the first timestamp."""
-    with write_transaction(db):
-        if not store.acknowledge_alert(db, alert_id, now_iso()):
+    with store.transaction():
+        if not store.alerts.acknowledge_alert(alert_id, now_iso()):
             raise NotFound(f"alert {alert_id!r} not found")
-        return alert_view(store.get_alert(db, alert_id))
+        return alert_view(store.alerts.get_alert(alert_id))
 

@@ -13,16 +13,12 @@ import math
 import uuid
 from typing import Any
 
-import sqlite_utils
-
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value
 from obsctl.params import IntParam
 from obsctl.services.metrics import METRICS, check_metric
 from obsctl.services.operators import SYMBOLS, normalise_operator
-from obsctl.store import alerts as store
-from obsctl.store import webhooks as webhook_store
-from obsctl.store.db import write_transaction
+from obsctl.store import Store
 from obsctl.timeutil import now_iso
 
 OPERATORS = SYMBOLS
@@ -107,15 +103,15 @@ def _check_body(body: Any) -> dict:
     return {k: _check_field(k, v) for k, v in body.items() if k in WRITABLE}
 
 
-def require_rule(db: sqlite_utils.Database, rule_id: str) -> dict:
+def require_rule(store: Store, rule_id: str) -> dict:
     """The stored rule row, or NotFound."""
-    row = store.get_rule(db, rule_id)
+    row = store.alerts.get_rule(rule_id)
     if row is None:
         raise NotFound(f"alert rule {rule_id!r} not found")
     return row
 
 
-def create_rule(db: sqlite_utils.Database, body: Any) -> dict:
+def create_rule(store: Store, body: Any) -> dict:
     """Create a rule from its fields; name, metric, operator and threshold are required."""
     fields = _check_body(body)
     missing = [k for k in ("name", "metric", "operator", "threshold") if k not in fields]
@@ -125,38 +121,38 @@ def create_rule(db: sqlite_utils.Database, body: Any) -> dict:
     now = now_iso()
     rule = {**DEFAULTS, "enabled": 1, **fields, "rule_id": f"rule_{uuid.uuid4().hex[:16]}",
             "created_at": now, "updated_at": now, "last_fired_at": None}
-    with write_transaction(db):
-        store.insert_rule(db, rule)
+    with store.transaction():
+        store.alerts.insert_rule(rule)
     return rule_view(rule)
 
 
-def list_rules(db: sqlite_utils.Database) -> dict:
+def list_rules(store: Store) -> dict:
     """`{"rules": [...], "total": N}` in creation order, enabled or not."""
-    rules = [rule_view(r) for r in store.list_rules(db)]
+    rules = [rule_view(r) for r in store.alerts.list_rules()]
     return {"rules": rules, "total": len(rules)}
 
 
-def get_rule(db: sqlite_utils.Database, rule_id: str) -> dict:
-    return rule_view(require_rule(db, rule_id))
+def get_rule(store: Store, rule_id: str) -> dict:
+    return rule_view(require_rule(store, rule_id))
 
 
-def update_rule(db: sqlite_utils.Database, rule_id: str, body: Any) -> dict:
+def update_rule(store: Store, rule_id: str, body: Any) -> dict:
     """Partial update: only the fields present change; null clears agent_filter only."""
     fields = _check_body(body)
-    with write_transaction(db):
+    with store.transaction():
         if fields:
             fields["updated_at"] = now_iso()
-        if not store.update_rule(db, rule_id, fields):
+        if not store.alerts.update_rule(rule_id, fields):
             raise NotFound(f"alert rule {rule_id!r} not found")
-        return rule_view(require_rule(db, rule_id))
+        return rule_view(require_rule(store, rule_id))
 
 
-def delete_rule(db: sqlite_utils.Database, rule_id: str) -> dict:
+def delete_rule(store: Store, rule_id: str) -> dict:
     """Delete a rule and all of its alert events; their pending webhook deliveries are
     cancelled (marked failed, saying so) instead of being retried for a day."""
-    with write_transaction(db):
-        webhook_store.cancel_pending_for_rule(db, rule_id, f"cancelled: alert rule {rule_id} was removed")
-        if not store.delete_rule(db, rule_id):
+    with store.transaction():
+        store.webhooks.cancel_pending_for_rule(rule_id, f"cancelled: alert rule {rule_id} was removed")
+        if not store.alerts.delete_rule(rule_id):
             raise NotFound(f"alert rule {rule_id!r} not found")
     return {"deleted": True, "rule_id": rule_id}
 

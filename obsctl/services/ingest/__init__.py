@@ -15,12 +15,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
-import sqlite_utils
 
 from obsctl.config import DEFAULT_MAX_FUTURE_SKEW
 from obsctl.errors import InvalidInput, PayloadTooLarge
-from obsctl.store import ingest as event_store
-from obsctl.store.db import run_write, write_transaction
+from obsctl.store import Store
 from obsctl.timeutil import format_ts, normalize_ts, spoken_duration
 from obsctl.timeutil import now as clock_now
 from obsctl.vocabulary import ERROR_TYPES, is_error_event, tool_error, tool_field
@@ -499,7 +497,7 @@ def parse_batch_body(body: Any, *, max_batch: int) -> list:
     return events
 
 
-def ingest_events(db: sqlite_utils.Database, raw: Sequence[Any], *,
+def ingest_events(store: Store, raw: Sequence[Any], *,
                   max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW) -> IngestResult:
     """Validate a batch and store it atomically; any bad event rejects the whole batch.
 
@@ -516,12 +514,12 @@ def ingest_events(db: sqlite_utils.Database, raw: Sequence[Any], *,
             f"{count} invalid {noun}; nothing stored (first: {where} {first['message']})",
             details=errors,
         )
-    result = store_events(db, valid)
+    result = store_events(store, valid)
     result.warnings = unknown.warnings()
     return result
 
 
-def store_events(db: sqlite_utils.Database, valid: Sequence[ValidEvent]) -> IngestResult:
+def store_events(store: Store, valid: Sequence[ValidEvent]) -> IngestResult:
     """Store validated events in one transaction; duplicates of stored events are skipped.
 
     The common case (no event already stored) costs one INSERT OR IGNORE per batch; when it
@@ -533,30 +531,30 @@ def store_events(db: sqlite_utils.Database, valid: Sequence[ValidEvent]) -> Inge
         return result
     # In the server this runs on the writer thread, possibly in one transaction with other
     # batches queued at the same time; each batch's counts are its own.
-    stored = run_write(db, lambda wdb: _store(wdb, valid))
+    stored = store.run_write(lambda uow: _store(uow, valid))
     result.stored = stored
     result.duplicates = len(valid) - stored
     result.sessions = {v.row[1] for v in valid}
     return result
 
 
-def _store(db: sqlite_utils.Database, valid: Sequence[ValidEvent]) -> int:
+def _store(store: Store, valid: Sequence[ValidEvent]) -> int:
     """Insert the new events of `valid` and update their sessions; returns how many were new."""
-    with write_transaction(db):
+    with store.transaction():
         prepared = _prepare(valid, set())
         rows = prepared[0]
         if any(v.client_id for v in valid):
             try:
-                with db.atomic():
-                    if _write(db, prepared, skip_existing=True) != len(rows):
+                with store.transaction():
+                    if _write(store, prepared, skip_existing=True) != len(rows):
                         raise _SomeAlreadyStored()
             except _SomeAlreadyStored:
                 client_ids = [v.row[0] for v in valid if v.client_id]
-                prepared = _prepare(valid, event_store.existing_event_ids(db, client_ids))
+                prepared = _prepare(valid, store.ingest.existing_event_ids(client_ids))
                 rows = prepared[0]
-                _write(db, prepared)
+                _write(store, prepared)
         else:
-            _write(db, prepared)
+            _write(store, prepared)
     return len(rows)
 
 
@@ -564,9 +562,9 @@ class _SomeAlreadyStored(Exception):
     pass
 
 
-def _write(db, prepared, *, skip_existing: bool = False) -> int:
+def _write(store, prepared, *, skip_existing: bool = False) -> int:
     rows, deltas, starts, ends = prepared
-    return event_store.write_batch(db, rows, deltas.values(), starts, ends, skip_existing=skip_existing)
+    return store.ingest.write_batch(rows, deltas.values(), starts, ends, skip_existing=skip_existing)
 
 
 def _prepare(valid: Sequence[ValidEvent], seen: set[str]):

@@ -13,12 +13,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-import sqlite_utils
-
 from obsctl.errors import InvalidInput
 from obsctl.services.ingest import DEFAULT_MAX_FUTURE_SKEW, UnknownFields, store_events, validate_events
 from obsctl.services.ingest.source import Unreadable
-from obsctl.store.db import write_transaction
+from obsctl.store import Store
 
 DEFAULT_BATCH = 1000
 
@@ -54,7 +52,7 @@ class _StrictAbort(Exception):
 
 
 def ingest_stream(
-    db: sqlite_utils.Database,
+    store: Store,
     records: Iterable[tuple[int, Any]],
     *,
     batch_size: int = DEFAULT_BATCH,
@@ -77,7 +75,7 @@ def ingest_stream(
                 on_reject(location, message)
             if strict and summary.rejected:
                 continue  # keep reading: every bad record is reported
-            result = store_events(db, valid)
+            result = store_events(store, valid)
             summary.events += result.processed
             summary.stored += result.stored
             summary.duplicates += result.duplicates
@@ -88,7 +86,7 @@ def ingest_stream(
         run()
         return summary
     try:
-        with write_transaction(db):
+        with store.transaction():
             run()
             if summary.rejected:
                 raise _StrictAbort()

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 import orjson
-import sqlite_utils
 
 from obsctl.services.ingest import (
     DEFAULT_MAX_FUTURE_SKEW,
@@ -27,8 +26,7 @@ from obsctl.services.ingest import (
 from obsctl.services.otlp.decode import decode_request
 from obsctl.services.otlp.mapping import explicit_agent, explicit_session, service_name, span_to_event
 from obsctl.services.otlp.wire import RejectedSpan, SpanRecord
-from obsctl.store import otlp as otlp_store
-from obsctl.store.db import run_write, write_transaction
+from obsctl.store import Store
 
 # How many rejected spans are named in partial_success.error_message.
 MAX_NAMED_REJECTIONS = 5
@@ -62,13 +60,13 @@ class OtlpResult:
         return f"{len(self.rejected)} {noun} rejected: {named}" + (f"; and {more} more" if more > 0 else "")
 
 
-def ingest_otlp(db: sqlite_utils.Database, body: bytes, fmt: str, *,
+def ingest_otlp(store: Store, body: bytes, fmt: str, *,
                 max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW) -> OtlpResult:
     """Ingest one OTLP export request body (`fmt`: protobuf or json, already decompressed)."""
-    return ingest_spans(db, decode_request(body, fmt), max_future=max_future)
+    return ingest_spans(store, decode_request(body, fmt), max_future=max_future)
 
 
-def ingest_spans(db: sqlite_utils.Database, decoded: Sequence[SpanRecord | RejectedSpan], *,
+def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
                  max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW) -> OtlpResult:
     """Map decoded spans to events and store the usable ones in one transaction; spans that
     start more than `max_future` ahead of the clock are rejected like other bad spans."""
@@ -96,8 +94,8 @@ def ingest_spans(db: sqlite_utils.Database, decoded: Sequence[SpanRecord | Rejec
     trace_ids = list(dict.fromkeys(r.trace_id for r in records))
 
     # In the server this runs on the writer thread (see obsctl/store/writer.py).
-    stored, moved, rejected = run_write(
-        db, lambda wdb: _store_spans(wdb, records, raw, own, named, trace_ids, max_future))
+    stored, moved, rejected = store.run_write(
+        lambda uow: _store_spans(uow, records, raw, own, named, trace_ids, max_future))
     result.moved += moved
     result.rejected.extend(rejected)
     result.stored = stored.stored
@@ -106,31 +104,31 @@ def ingest_spans(db: sqlite_utils.Database, decoded: Sequence[SpanRecord | Rejec
     return result
 
 
-def _store_spans(db: sqlite_utils.Database, records: list[SpanRecord], raw: list[dict],
+def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict],
                  own: list[str | None], named: dict[str, str], trace_ids: list[str],
                  max_future: timedelta | None):
     """Give each span its session (from the request or remembered traces) and store the
     usable ones, in one transaction. Returns (stored, spans moved, rejections); it may run
     again if its transaction had to be redone, so it changes nothing outside the database."""
-    with write_transaction(db):
-        remembered = otlp_store.trace_sessions(db, trace_ids)
+    with store.transaction():
+        remembered = store.otlp.trace_sessions(trace_ids)
         new_links = [(t, s) for t, s in named.items() if t not in remembered]
         moved = 0
         if new_links:
-            otlp_store.link_traces(db, new_links)
+            store.otlp.link_traces(new_links)
             # Spans stored earlier without a known session are in a session named after
             # the trace; one query finds which of the traces have such a session.
-            early = otlp_store.session_agents(db, [t for t, s in new_links if s != t])
+            early = store.otlp.session_agents([t for t, s in new_links if s != t])
             for trace_id, session_id in new_links:
                 if trace_id in early and session_id != trace_id:
-                    moved += otlp_store.move_trace_events(db, trace_id, trace_id, session_id)
+                    moved += store.otlp.move_trace_events(trace_id, trace_id, session_id)
         for record, event, session_id in zip(records, raw, own):
             trace_id = record.trace_id
             event["session_id"] = session_id or named.get(trace_id) or remembered.get(trace_id) or trace_id
 
         valid, errors = validate_events(raw, max_future=max_future)
-        stored = store_events(db, valid)
-        _fill_sessions(db, records, raw)
+        stored = store_events(store, valid)
+        _fill_sessions(store, records, raw)
     return stored, moved, _rejections(records, errors) if errors else []
 
 
@@ -143,7 +141,7 @@ def _rejections(records: list[SpanRecord], errors: list[dict]) -> list[tuple[str
             for i, messages in by_index.items()]
 
 
-def _fill_sessions(db: sqlite_utils.Database, records: list[SpanRecord], raw: list[dict]) -> None:
+def _fill_sessions(store: Store, records: list[SpanRecord], raw: list[dict]) -> None:
     """Session metadata from resource attributes; the agent name from the agent span.
 
     An auto-created session takes the agent name of its first event, often the service
@@ -163,11 +161,11 @@ def _fill_sessions(db: sqlite_utils.Database, records: list[SpanRecord], raw: li
             continue
         if session_id not in agents or record.start_ns < agents[session_id][0]:
             agents[session_id] = (record.start_ns, agent)
-    otlp_store.fill_session_metadata(db, [(m, s) for s, m in metadata.items()])
+    store.otlp.fill_session_metadata([(m, s) for s, m in metadata.items()])
     if not agents:
         return
-    current = otlp_store.session_agents(db, list(agents))
-    otlp_store.set_session_agents(db, [
+    current = store.otlp.session_agents(list(agents))
+    store.otlp.set_session_agents([
         (agent, session_id) for session_id, (_, agent) in agents.items()
         if session_id in current and current[session_id] != agent
         and current[session_id] in fallbacks[session_id]

@@ -16,7 +16,6 @@ from datetime import timedelta
 from typing import IO
 
 import orjson
-import sqlite_utils
 
 from obsctl.errors import InvalidInput
 from obsctl.services.ingest import DEFAULT_MAX_FUTURE_SKEW
@@ -32,7 +31,7 @@ from obsctl.services.ingest.source import (
 from obsctl.services.ingest.stream import StreamSummary
 from obsctl.services.otlp import ingest_spans
 from obsctl.services.otlp.json_format import decode_json_request, decode_json_resource_spans
-from obsctl.store.db import write_transaction
+from obsctl.store import Store
 
 
 class _Unreadable(Exception):
@@ -40,7 +39,7 @@ class _Unreadable(Exception):
 
 
 def ingest_otlp_stream(
-    db: sqlite_utils.Database,
+    store: Store,
     reader: IO[bytes],
     *,
     strict: bool = False,
@@ -63,7 +62,7 @@ def ingest_otlp_stream(
                 if strict:
                     return
                 continue
-            result = ingest_spans(db, decoded, max_future=max_future)
+            result = ingest_spans(store, decoded, max_future=max_future)
             summary.events += result.used
             summary.stored += result.stored
             summary.duplicates += result.duplicates
@@ -78,7 +77,7 @@ def ingest_otlp_stream(
     if not strict:
         run()
         return summary
-    with write_transaction(db):
+    with store.transaction():
         run()
         if summary.rejected:
             # Leaving the block by an exception rolls the whole file back.

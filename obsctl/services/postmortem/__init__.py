@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import sqlite_utils
-
 from obsctl.params import MAX_COUNT, IntParam
 from obsctl.services.postmortem import factors as factors_mod
 from obsctl.services.postmortem.markdown import render_markdown
@@ -31,7 +29,7 @@ from obsctl.services.rates import SessionEventCounts, format_percent, percent
 from obsctl.services.triage import findings as rules
 from obsctl.services.triage.analysis import SessionAnalysis, analyse_session
 from obsctl.services.triage.cost import cost_by_event_type
-from obsctl.store import triage as store
+from obsctl.store import Store
 from obsctl.text import plural
 from obsctl.timeutil import iso_minus, now_iso
 
@@ -165,12 +163,12 @@ def build_postmortem(a: SessionAnalysis, pricer) -> dict:
     return report
 
 
-def postmortem_session(db: sqlite_utils.Database, session_id: str, *, pricer) -> dict:
+def postmortem_session(store: Store, session_id: str, *, pricer) -> dict:
     """Generate the postmortem of one session (NotFound when it does not exist)."""
-    return build_postmortem(analyse_session(db, session_id, pricer), pricer)
+    return build_postmortem(analyse_session(store, session_id, pricer), pricer)
 
 
-def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int | None = None,
+def postmortem_candidates(store: Store, *, min_errors: int | None = None,
                           limit: int | None = None, agent: str | None = None,
                           days: int | None = None) -> dict:
     """Sessions with at least `min_errors` error events, most severe first, then most error
@@ -180,8 +178,8 @@ def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int | None =
     min_errors = CANDIDATES_MIN_ERRORS.check(min_errors)
     days = CANDIDATES_DAYS.check(days)
     since = iso_minus(timedelta(days=days)) if days is not None else None
-    rows, total = store.postmortem_candidates(
-        db, min_errors=min_errors, limit=limit, agent=agent or None, since=since,
+    rows, total = store.triage.postmortem_candidates(
+        min_errors=min_errors, limit=limit, agent=agent or None, since=since,
         high_rate=round(SEV_HIGH_RATE * 100), medium_rate=round(SEV_MEDIUM_RATE * 100),
         medium_count=SEV_MEDIUM_COUNT)
     candidates = []

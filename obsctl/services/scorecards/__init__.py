@@ -17,14 +17,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-import sqlite_utils
-
 from obsctl.errors import NotFound
 from obsctl.params import IntParam
 from obsctl.services.pricing import Pricer, pricer_for
 from obsctl.services.rates import percent
 from obsctl.services.scorecards.scoring import AgentTotals, fleet_reference, score
-from obsctl.store import scorecards as store
+from obsctl.store import Store
 from obsctl.timeutil import format_ts, now
 
 DAYS = IntParam("days", 1, 365, default=7)
@@ -41,14 +39,14 @@ def _window(days: int, at: datetime | None) -> tuple[datetime, str, str]:
     return start, format_ts(start), format_ts(until)
 
 
-def _collect(db: sqlite_utils.Database, since: str, until: str, pricer: Pricer,
+def _collect(store: Store, since: str, until: str, pricer: Pricer,
              agent: str | None = None) -> dict[Any, AgentTotals]:
     """AgentTotals per agent (agent None) or per day index of one agent."""
-    with store.read_snapshot(db):
-        prices = {model: _per_token(pricer, model) for model in store.model_names(db)}
-        sessions = store.session_totals(db, since, until, agent)
-        events, unlisted = store.event_totals(db, since, until, agent, prices)
-        percentiles = store.duration_percentiles(db, since, until, agent,
+    with store.read_snapshot():
+        prices = {model: _per_token(pricer, model) for model in store.scorecards.model_names()}
+        sessions = store.scorecards.session_totals(since, until, agent)
+        events, unlisted = store.scorecards.event_totals(since, until, agent, prices)
+        percentiles = store.scorecards.duration_percentiles(since, until, agent,
                                                  {g: row[2] for g, row in events.items()})
     totals = {}
     for group, (count, error_sessions, completed) in sessions.items():
@@ -78,26 +76,26 @@ def _card(agent: str, totals: AgentTotals, scored: dict, days: int) -> dict:
             "period_days": days}
 
 
-def list_scorecards(db: sqlite_utils.Database, settings, *, days: Any = None,
+def list_scorecards(store: Store, settings, *, days: Any = None,
                     at: datetime | None = None) -> list[dict]:
     """Scorecards of every agent with a session in the window, best overall score first."""
     days = check_days(days)
     _, since, until = _window(days, at)
-    fleet = _collect(db, since, until, pricer_for(settings))
+    fleet = _collect(store, since, until, pricer_for(settings))
     ref = fleet_reference(list(fleet.values()))
     cards = [_card(agent, t, score(t, ref), days) for agent, t in fleet.items()]
     cards.sort(key=lambda c: (-c["overall_score"], c["agent"]))
     return cards
 
 
-def get_scorecard(db: sqlite_utils.Database, settings, agent: str, *, days: Any = None,
+def get_scorecard(store: Store, settings, agent: str, *, days: Any = None,
                   at: datetime | None = None) -> dict:
     """One agent's scorecard with its breakdown and daily trend; NotFound when the agent
     has no session in the window."""
     days = check_days(days)
     start, since, until = _window(days, at)
     pricer = pricer_for(settings)
-    fleet = _collect(db, since, until, pricer)
+    fleet = _collect(store, since, until, pricer)
     if agent not in fleet:
         raise NotFound(f"no sessions of agent {agent!r} started in the last {days} "
                        f"day{'s' if days > 1 else ''}")
@@ -106,13 +104,13 @@ def get_scorecard(db: sqlite_utils.Database, settings, agent: str, *, days: Any 
     scored = score(totals, ref)
     card = _card(agent, totals, scored, days)
     card.update(since=since, until=until, fleet_agents=ref.agents, breakdown=scored["breakdown"],
-                trend=_trend(db, agent, start, since, until, days, ref, pricer))
+                trend=_trend(store, agent, start, since, until, days, ref, pricer))
     return card
 
 
-def _trend(db, agent: str, start: datetime, since: str, until: str, days: int, ref,
+def _trend(store, agent: str, start: datetime, since: str, until: str, days: int, ref,
            pricer: Pricer) -> list[dict]:
-    daily = _collect(db, since, until, pricer, agent)
+    daily = _collect(store, since, until, pricer, agent)
     day_ref = ref.per_day(days)
     points = []
     for i in range(days):

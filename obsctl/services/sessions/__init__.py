@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite_utils
-
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value, loads_column
 from obsctl.params import MAX_COUNT, IntParam
-from obsctl.store import sessions as store
+from obsctl.store import Store
 from obsctl.vocabulary import SESSION_STATUSES
 
 LIMIT = IntParam("limit", 1, 200, default=50, capped=True)  # spec: "capped at 200"
@@ -59,7 +57,7 @@ def check_status(status: str | None) -> str | None:
 
 
 def list_sessions(
-    db: sqlite_utils.Database,
+    store: Store,
     *,
     status: str | None = None,
     limit: int | None = None,
@@ -69,20 +67,20 @@ def list_sessions(
     status = check_status(status)
     limit = LIMIT.check(limit)
     offset = OFFSET.check(offset)
-    rows, total = store.list_sessions(db, status=status, limit=limit, offset=offset)
+    rows, total = store.sessions.list_sessions(status=status, limit=limit, offset=offset)
     return {"sessions": [session_view(r) for r in rows], "total": total}
 
 
-def require_session(db: sqlite_utils.Database, session_id: str) -> dict:
+def require_session(store: Store, session_id: str) -> dict:
     """The stored session row, or NotFound."""
-    row = store.get_session(db, session_id)
+    row = store.sessions.get_session(session_id)
     if row is None:
         raise NotFound(f"session {session_id!r} not found")
     return row
 
 
-def get_session(db: sqlite_utils.Database, session_id: str) -> dict:
+def get_session(store: Store, session_id: str) -> dict:
     """A session with all of its events in time order."""
-    view = session_view(require_session(db, session_id))
-    view["events"] = [event_view(e) for e in store.iter_session_events(db, session_id)]
+    view = session_view(require_session(store, session_id))
+    view["events"] = [event_view(e) for e in store.sessions.iter_session_events(session_id)]
     return view

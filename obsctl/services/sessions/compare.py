@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlite_utils
-
 from obsctl.errors import InvalidInput
 from obsctl.services.sessions import require_session
 from obsctl.services.sessions.summary import session_summary
+from obsctl.store import Store
 from obsctl.timeutil import now_iso
 
 # Delta key -> field of the per-session summary it is computed from.
@@ -47,10 +46,10 @@ def parse_compare_body(body: Any) -> tuple[str, str]:
     return ids[0], ids[1]
 
 
-def compare_sessions(db: sqlite_utils.Database, session_a: str, session_b: str) -> dict:
+def compare_sessions(store: Store, session_a: str, session_b: str) -> dict:
     """Compare session B against baseline A. Unknown ids raise NotFound; A may equal B."""
-    a = session_summary(db, require_session(db, session_a))
-    b = session_summary(db, require_session(db, session_b))
+    a = session_summary(store, require_session(store, session_a))
+    b = session_summary(store, require_session(store, session_b))
     return {
         "compared_at": now_iso(),
         "session_a": a,

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import re
 
-import sqlite_utils
-
 from obsctl.jsonutil import dumps, loads_column
 from obsctl.services.sessions import fields, require_session
 from obsctl.services.sessions.summary import session_summary
-from obsctl.store.sessions import iter_session_events
+from obsctl.store import Store
 from obsctl.text import MISSING
 from obsctl.timeutil import ms_between
 
@@ -158,15 +156,15 @@ def _summary(summary: dict, error_numbers: list[int]) -> list[str]:
     return lines
 
 
-def explain_session(db: sqlite_utils.Database, session_id: str) -> dict:
+def explain_session(store: Store, session_id: str) -> dict:
     """`{"session_id", "explanation"}`: the session as Markdown. Unknown id: NotFound."""
-    session = require_session(db, session_id)
-    summary = session_summary(db, session)
+    session = require_session(store, session_id)
+    summary = session_summary(store, session)
     lines = _header(session, summary)
     lines += ["", "## Timeline", ""]
     error_numbers: list[int] = []
     number = 0
-    for number, event in enumerate(iter_session_events(db, session_id), start=1):
+    for number, event in enumerate(store.sessions.iter_session_events(session_id), start=1):
         lines += _event_lines(number, event, session["started_at"])
         if event["is_error"]:
             error_numbers.append(number)

@@ -14,13 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import orjson
-import sqlite_utils
 
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import loads_column
 from obsctl.services.sessions import require_session
 from obsctl.services.sessions.fields import reasoning_text, tool_parts
-from obsctl.store.sessions import iter_session_events
+from obsctl.store import Store
 from obsctl.timeutil import now_iso
 
 FORMATS = ("json", "csv")
@@ -52,15 +51,15 @@ def check_format(fmt: str | None) -> str:
     return fmt
 
 
-def export_session(db: sqlite_utils.Database, session_id: str, fmt: str | None = "json") -> ExportStream:
+def export_session(store: Store, session_id: str, fmt: str | None = "json") -> ExportStream:
     """Start exporting a session; raises InvalidInput (format) or NotFound before any output."""
     fmt = check_format(fmt)
-    session = require_session(db, session_id)
+    session = require_session(store, session_id)
     filename = f"session-{_UNSAFE_FILENAME.sub('_', session_id)}.{fmt}"
     count = session["event_count"]
     if fmt == "csv":
-        return ExportStream("csv", "text/csv; charset=utf-8", filename, _csv_chunks(db, session_id), count)
-    return ExportStream("json", "application/json", filename, _json_chunks(db, session), count)
+        return ExportStream("csv", "text/csv; charset=utf-8", filename, _csv_chunks(store, session_id), count)
+    return ExportStream("json", "application/json", filename, _json_chunks(store, session), count)
 
 
 def _fragment(text: str | None):
@@ -68,7 +67,7 @@ def _fragment(text: str | None):
     return None if text is None else orjson.Fragment(text)
 
 
-def _json_chunks(db: sqlite_utils.Database, session: dict) -> Iterator[bytes]:
+def _json_chunks(store: Store, session: dict) -> Iterator[bytes]:
     head = {
         "exported_at": now_iso(),
         "session": {
@@ -90,7 +89,7 @@ def _json_chunks(db: sqlite_utils.Database, session: dict) -> Iterator[bytes]:
     models: set[str] = set()
     event_types: set[str] = set()
     parts: list[bytes] = []
-    for e in iter_session_events(db, session["session_id"]):
+    for e in store.sessions.iter_session_events(session["session_id"]):
         total_events += 1
         total_tokens += (e["tokens_in"] or 0) + (e["tokens_out"] or 0)
         total_duration += e["duration_ms"] or 0
@@ -144,12 +143,12 @@ def _csv_row(e: dict) -> list[str]:
     )]
 
 
-def _csv_chunks(db: sqlite_utils.Database, session_id: str) -> Iterator[bytes]:
+def _csv_chunks(store: Store, session_id: str) -> Iterator[bytes]:
     # RFC 4180: CRLF line ends, fields quoted only when they hold `"`, `,` or line breaks.
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
-    for rows, e in enumerate(iter_session_events(db, session_id), start=1):
+    for rows, e in enumerate(store.sessions.iter_session_events(session_id), start=1):
         writer.writerow(_csv_row(e))
         if rows % EVENTS_PER_CHUNK == 0:
             yield buffer.getvalue().encode()

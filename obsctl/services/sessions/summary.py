@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite_utils
-
 from obsctl.jsonutil import loads_column
 from obsctl.services.sessions.fields import session_duration_ms
-from obsctl.store.session_aggregates import session_breakdown
+from obsctl.store import Store
 
 
 def _ms(value: float) -> float:
@@ -19,7 +17,7 @@ def _by_count(items: dict, key) -> dict:
     return dict(sorted(items.items(), key=lambda kv: (-key(kv[1]), kv[0])))
 
 
-def session_summary(db: sqlite_utils.Database, session: dict) -> dict:
+def session_summary(store: Store, session: dict) -> dict:
     """Summary of one stored session row: totals, durations and per-model/type/tool maps.
 
     Tokens, event and error counts are the session's own totals (a session_end may set final
@@ -30,7 +28,7 @@ def session_summary(db: sqlite_utils.Database, session: dict) -> dict:
     tools: dict[str, dict] = {}
     duration_sum = 0.0
     duration_count = 0
-    for group in session_breakdown(db, session["session_id"]):
+    for group in store.session_aggregates.session_breakdown(session["session_id"]):
         count = group["events"]
         event_types[group["event_type"]] = event_types.get(group["event_type"], 0) + count
         duration_sum += group["duration_sum"]

@@ -12,16 +12,13 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
-import sqlite_utils
-
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value
 from obsctl.params import IntParam
 from obsctl.services.metrics import check_metric, compute_metric_groups
 from obsctl.services.operators import normalise_operator
 from obsctl.services.pricing import pricer_for
-from obsctl.store import sla as store
-from obsctl.store.db import write_transaction
+from obsctl.store import Store
 from obsctl.timeutil import format_ts, now, now_iso
 
 OPERATORS = ("<=", ">=")
@@ -99,7 +96,7 @@ def _check_fields(body: Any) -> dict:
     return fields
 
 
-def put_target(db: sqlite_utils.Database, body: Any) -> tuple[dict, bool]:
+def put_target(store: Store, body: Any) -> tuple[dict, bool]:
     """Create or update the target of (agent_name, metric); returns (target, created).
 
     An update without `window_hours` keeps the target's current window; a new target
@@ -107,32 +104,32 @@ def put_target(db: sqlite_utils.Database, body: Any) -> tuple[dict, bool]:
     """
     fields = _check_fields(body)
     stamp = now_iso()
-    with write_transaction(db):
-        existing = store.get_target(db, fields["agent_name"], fields["metric"])
+    with store.transaction():
+        existing = store.sla.get_target(fields["agent_name"], fields["metric"])
         if existing is None:
             target = {"window_hours": WINDOW_HOURS.default, **fields,
                       "created_at": stamp, "updated_at": stamp}
-            store.insert_target(db, target)
+            store.sla.insert_target(target)
         else:
             target = {**existing, **fields, "updated_at": stamp}
-            store.update_target(db, target)
+            store.sla.update_target(target)
     return target_view(target), existing is None
 
 
-def list_targets(db: sqlite_utils.Database) -> dict:
+def list_targets(store: Store) -> dict:
     """`{"targets": [...], "total": N}` by agent, then metric."""
-    targets = [target_view(t) for t in store.list_targets(db)]
+    targets = [target_view(t) for t in store.sla.list_targets()]
     return {"targets": targets, "total": len(targets)}
 
 
-def delete_target(db: sqlite_utils.Database, agent_name: Any, metric: Any) -> dict:
+def delete_target(store: Store, agent_name: Any, metric: Any) -> dict:
     """Remove the target of (agent_name, metric); its history stays. NotFound if none."""
     if agent_name is None or metric is None:
         raise InvalidInput("give the target to remove as agent_name and metric")
     _check_agent(agent_name)
     check_metric(metric)
-    with write_transaction(db):
-        if not store.delete_target(db, agent_name, metric):
+    with store.transaction():
+        if not store.sla.delete_target(agent_name, metric):
             raise NotFound(f"no SLA target for agent {agent_name!r} and metric {metric!r}")
     return {"deleted": True, "agent_name": agent_name, "metric": metric}
 
@@ -144,7 +141,7 @@ def _status(value: float | None, operator: str, target: float) -> str:
     return "pass" if ok else "fail"
 
 
-def check_sla(db: sqlite_utils.Database, settings, *, at: datetime | None = None) -> dict:
+def check_sla(store: Store, settings, *, at: datetime | None = None) -> dict:
     """Check every target now (or `at`) and record one snapshot per target.
 
     Each target's metric is computed by the metrics engine over `[at - window_hours, at)`
@@ -154,10 +151,10 @@ def check_sla(db: sqlite_utils.Database, settings, *, at: datetime | None = None
     """
     at = at or now()
     checked_at = format_ts(at)
-    targets = store.list_targets(db)
+    targets = store.sla.list_targets()
     queries = [(t["metric"], format_ts(at - timedelta(hours=t["window_hours"])), checked_at,
                 t["agent_name"]) for t in targets]
-    values = compute_metric_groups(db, queries, pricer=pricer_for(settings))
+    values = compute_metric_groups(store, queries, pricer=pricer_for(settings))
     results = []
     for target, query in zip(targets, queries):
         value = values[query]
@@ -170,14 +167,14 @@ def check_sla(db: sqlite_utils.Database, settings, *, at: datetime | None = None
             "status": _status(value, target["operator"], target["target_value"]),
         })
     if results:
-        with write_transaction(db):
-            store.insert_snapshots(db, ({**r, "checked_at": checked_at} for r in results))
+        with store.transaction():
+            store.sla.insert_snapshots({**r, "checked_at": checked_at} for r in results)
     counts = {s: sum(1 for r in results if r["status"] == s) for s in STATUSES}
     return {"checked_at": checked_at, "results": results, "passed": counts["pass"],
             "failed": counts["fail"], "no_data": counts["no_data"]}
 
 
-def sla_history(db: sqlite_utils.Database, *, agent_name: str | None = None,
+def sla_history(store: Store, *, agent_name: str | None = None,
                 hours: int | None = None, limit: int | None = None,
                 at: datetime | None = None) -> dict:
     """`{"snapshots": [...], "total": N}`: snapshots of the last `hours` (168), newest first,
@@ -188,5 +185,5 @@ def sla_history(db: sqlite_utils.Database, *, agent_name: str | None = None,
         _check_agent(agent_name)
     limit = HISTORY_LIMIT.check(limit)
     since = format_ts((at or now()) - timedelta(hours=hours))
-    rows, total = store.list_snapshots(db, since=since, agent_name=agent_name, limit=limit)
+    rows, total = store.sla.list_snapshots(since=since, agent_name=agent_name, limit=limit)
     return {"snapshots": [snapshot_view(r) for r in rows], "total": total}

@@ -15,10 +15,8 @@ Each entry is the latest snapshot (the result as it was checked, with `checked_a
 
 from __future__ import annotations
 
-import sqlite_utils
-
 from obsctl.services.sla import snapshot_view
-from obsctl.store import sla as store
+from obsctl.store import Store
 
 AT_RISK_FRACTION = 0.10
 
@@ -52,9 +50,9 @@ def _at_risk(snapshot: dict) -> bool:
     return margin <= AT_RISK_FRACTION * abs(snapshot["target_value"])
 
 
-def sla_summary(db: sqlite_utils.Database) -> dict:
+def sla_summary(store: Store) -> dict:
     """Pass rates overall and per agent, worst offenders and targets at risk (see module doc)."""
-    latest = store.latest_snapshots(db)
+    latest = store.sla.latest_snapshots()
     counts = {"pass": 0, "fail": 0, "no_data": 0, "unchecked": 0}
     agents: dict[str, dict] = {}
     failing, passing = [], []

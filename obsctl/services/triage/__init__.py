@@ -18,13 +18,11 @@ an error event can only lower the score (a property test checks it).
 
 from __future__ import annotations
 
-import sqlite_utils
-
 from obsctl.params import MAX_COUNT, IntParam
 from obsctl.services.grades import grade_for
 from obsctl.services.triage import findings as rules
 from obsctl.services.triage.analysis import SessionAnalysis, analyse_session
-from obsctl.store import triage as store
+from obsctl.store import Store
 
 BATCH_LIMIT = IntParam("limit", 1, 100, default=10, capped=True)
 BATCH_MIN_EVENTS = IntParam("min_events", 0, MAX_COUNT, default=1)
@@ -109,12 +107,12 @@ def build_report(a: SessionAnalysis) -> dict:
     }
 
 
-def triage_session(db: sqlite_utils.Database, session_id: str, *, pricer) -> dict:
+def triage_session(store: Store, session_id: str, *, pricer) -> dict:
     """Triage one session (NotFound when it does not exist)."""
-    return build_report(analyse_session(db, session_id, pricer))
+    return build_report(analyse_session(store, session_id, pricer))
 
 
-def triage_batch(db: sqlite_utils.Database, *, pricer, limit: int | None = None,
+def triage_batch(store: Store, *, pricer, limit: int | None = None,
                  min_events: int | None = None, agent: str | None = None) -> dict:
     """Triage the `limit` most recently started sessions with at least `min_events` events
     (optionally of one agent): `{"reports": [...], "total": N}`, worst health score first.
@@ -124,8 +122,8 @@ def triage_batch(db: sqlite_utils.Database, *, pricer, limit: int | None = None,
     """
     limit = BATCH_LIMIT.check(limit)
     min_events = BATCH_MIN_EVENTS.check(min_events)
-    ids, total = store.recent_session_ids(db, limit=limit, min_events=min_events, agent=agent or None)
-    reports = [triage_session(db, session_id, pricer=pricer) for session_id in ids]
+    ids, total = store.triage.recent_session_ids(limit=limit, min_events=min_events, agent=agent or None)
+    reports = [triage_session(store, session_id, pricer=pricer) for session_id in ids]
     # Stable sort: equal scores keep the newest-first order of `ids`.
     reports.sort(key=lambda r: r["health_score"])
     return {"reports": reports, "total": total}

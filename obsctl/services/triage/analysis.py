@@ -23,7 +23,6 @@ from obsctl.services.triage.errors import (
     group_errors,
     normalise_message,
 )
-from obsctl.store import triage as store
 from obsctl.timeutil import ms_between
 from obsctl.vocabulary import LIFECYCLE_TYPES, tool_field
 
@@ -221,15 +220,15 @@ def _mark_slow(work: list[Step], baseline: anomaly.Baseline) -> list[SlowKind]:
     return sorted(slow, key=lambda k: (-len(k.steps), k.event_type, k.tool_name or ""))
 
 
-def analyse_session(db, session_id: str, pricer) -> SessionAnalysis:
+def analyse_session(store, session_id: str, pricer) -> SessionAnalysis:
     """Load one session (NotFound if unknown) and derive everything triage needs."""
-    session = require_session(db, session_id)
-    steps = [_step(i, row) for i, row in enumerate(store.session_steps(db, session_id))]
+    session = require_session(store, session_id)
+    steps = [_step(i, row) for i, row in enumerate(store.triage.session_steps(session_id))]
     work = [s for s in steps if not s.lifecycle]
     errors = [s for s in work if s.is_error]
     cost = cost_summary(steps, pricer)
     own = anomaly.session_metric_values(session, cost["total_usd"])
-    baseline = anomaly.build_baseline(db, session, own, pricer)
+    baseline = anomaly.build_baseline(store, session, own, pricer)
     slow = _mark_slow(work, baseline)
     tool_steps = [s for s in work if s.tool_name is not None]
     failed = session["status"] == "error" or bool(work and work[-1].is_error)

@@ -18,7 +18,6 @@ from datetime import timedelta
 
 from obsctl.services.sessions.fields import session_duration_ms
 from obsctl.services.triage.cost import priced_total
-from obsctl.store import triage as store
 from obsctl.timeutil import format_ts, parse_ts
 
 WINDOW_DAYS = 7
@@ -155,16 +154,16 @@ class Baseline:
         }
 
 
-def build_baseline(db, session: dict, own_values: dict[str, float | None], pricer) -> Baseline:
+def build_baseline(store, session: dict, own_values: dict[str, float | None], pricer) -> Baseline:
     """Load the baseline of `session` and check `own_values` against it."""
     until = session["started_at"]
     since = format_ts(parse_ts(until) - timedelta(days=WINDOW_DAYS))
     args = (session["agent_name"], since, until, session["session_id"])
-    rows = store.baseline_sessions(db, *args, BASELINE_CAP)
+    rows = store.triage.baseline_sessions(*args, BASELINE_CAP)
     if len(rows) < MIN_BASELINE_SESSIONS:
         return Baseline(since, until, len(rows), [], {})
     usage: dict[str, list] = {}
-    for session_id, model, tokens_in, tokens_out in store.baseline_model_tokens(db, *args, BASELINE_CAP):
+    for session_id, model, tokens_in, tokens_out in store.triage.baseline_model_tokens(*args, BASELINE_CAP):
         usage.setdefault(session_id, []).append((model, tokens_in, tokens_out))
     samples: dict[str, list[float]] = {name: [] for name in METRICS}
     for row in rows:
@@ -173,7 +172,7 @@ def build_baseline(db, session: dict, own_values: dict[str, float | None], price
             if value is not None:
                 samples[name].append(value)
     checks = [check_metric(name, own_values[name], samples[name]) for name in METRICS]
-    latency = store.baseline_durations(db, *args, LATENCY_SESSIONS)
+    latency = store.triage.baseline_durations(*args, LATENCY_SESSIONS)
     return Baseline(since, until, len(rows), checks, latency)
 
 

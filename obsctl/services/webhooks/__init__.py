@@ -23,16 +23,12 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
-import sqlite_utils
-
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value, dumps, loads_column
 from obsctl.params import IntParam
 from obsctl.services.webhooks.payloads import FORMATS, build_payload
 from obsctl.services.webhooks.url_safety import check_destination
-from obsctl.store import alerts as alert_store
-from obsctl.store import webhooks as store
-from obsctl.store.db import write_transaction
+from obsctl.store import Store
 from obsctl.timeutil import now_iso
 
 SECRET_PREFIX = "whsec_"
@@ -137,7 +133,7 @@ def check_format(value: Any) -> str:
     return value
 
 
-def _check_fields(db, settings, body: Any, current: dict | None) -> dict:
+def _check_fields(store, settings, body: Any, current: dict | None) -> dict:
     """Validate a create (current None) or partial update body into column values."""
     if type(body) is not dict:
         raise InvalidInput("the webhook must be a JSON object")
@@ -166,7 +162,7 @@ def _check_fields(db, settings, body: Any, current: dict | None) -> dict:
                                f"characters, or null")
         fields["routing_key"] = key
     if "rule_ids" in body:
-        fields["rule_ids"] = dumps(_check_rule_ids(db, body["rule_ids"]))
+        fields["rule_ids"] = dumps(_check_rule_ids(store, body["rule_ids"]))
     if "enabled" in body:
         if type(body["enabled"]) is not bool:
             raise InvalidInput(f"enabled must be true or false; got {describe_value(body['enabled'])}")
@@ -180,64 +176,64 @@ def _check_fields(db, settings, body: Any, current: dict | None) -> dict:
     return fields
 
 
-def _check_rule_ids(db, rule_ids: Any) -> list[str]:
+def _check_rule_ids(store, rule_ids: Any) -> list[str]:
     if rule_ids is None:
         return []
     if type(rule_ids) is not list or any(type(r) is not str for r in rule_ids):
         raise InvalidInput("rule_ids must be an array of rule ids (empty = every rule)")
     for rule_id in rule_ids:
-        if alert_store.get_rule(db, rule_id) is None:
+        if store.alerts.get_rule(rule_id) is None:
             raise InvalidInput(f"rule_ids: alert rule {rule_id!r} does not exist")
     return list(dict.fromkeys(rule_ids))
 
 
-def require_webhook(db: sqlite_utils.Database, webhook_id: str) -> dict:
-    row = store.get_webhook(db, webhook_id)
+def require_webhook(store: Store, webhook_id: str) -> dict:
+    row = store.webhooks.get_webhook(webhook_id)
     if row is None:
         raise NotFound(f"webhook {webhook_id!r} not found")
     return row
 
 
-def create_webhook(db: sqlite_utils.Database, settings, body: Any) -> dict:
+def create_webhook(store: Store, settings, body: Any) -> dict:
     """Create a webhook; the response is the only one that shows its secret."""
-    fields = _check_fields(db, settings, body, None)
+    fields = _check_fields(store, settings, body, None)
     now = now_iso()
     row = {"format": "generic", "secret": None, "routing_key": None, "rule_ids": "[]",
            "enabled": 1, "allow_private": 0, **fields, "webhook_id": f"wh_{uuid.uuid4().hex[:16]}",
            "created_at": now, "updated_at": now}
-    with write_transaction(db):
-        store.insert_webhook(db, row)
+    with store.transaction():
+        store.webhooks.insert_webhook(row)
     return webhook_view(row, reveal=True)
 
 
-def list_webhooks(db: sqlite_utils.Database) -> dict:
-    hooks = [webhook_view(r) for r in store.list_webhooks(db)]
+def list_webhooks(store: Store) -> dict:
+    hooks = [webhook_view(r) for r in store.webhooks.list_webhooks()]
     return {"webhooks": hooks, "total": len(hooks)}
 
 
-def get_webhook(db: sqlite_utils.Database, webhook_id: str) -> dict:
-    return webhook_view(require_webhook(db, webhook_id))
+def get_webhook(store: Store, webhook_id: str) -> dict:
+    return webhook_view(require_webhook(store, webhook_id))
 
 
-def update_webhook(db: sqlite_utils.Database, settings, webhook_id: str, body: Any) -> dict:
+def update_webhook(store: Store, settings, webhook_id: str, body: Any) -> dict:
     """Partial update; a URL, secret or routing key set by this call is shown in its response."""
-    with write_transaction(db):
-        current = require_webhook(db, webhook_id)
-        fields = _check_fields(db, settings, body, current)
+    with store.transaction():
+        current = require_webhook(store, webhook_id)
+        fields = _check_fields(store, settings, body, current)
         if fields:
             fields["updated_at"] = now_iso()
-            store.update_webhook(db, webhook_id, fields)
-        view = webhook_view(require_webhook(db, webhook_id))
+            store.webhooks.update_webhook(webhook_id, fields)
+        view = webhook_view(require_webhook(store, webhook_id))
     for name in ("url", "secret", "routing_key"):
         if fields.get(name) is not None:
             view[name] = fields[name]
     return view
 
 
-def delete_webhook(db: sqlite_utils.Database, webhook_id: str) -> dict:
+def delete_webhook(store: Store, webhook_id: str) -> dict:
     """Delete a webhook and its delivery log."""
-    with write_transaction(db):
-        if not store.delete_webhook(db, webhook_id):
+    with store.transaction():
+        if not store.webhooks.delete_webhook(webhook_id):
             raise NotFound(f"webhook {webhook_id!r} not found")
     return {"deleted": True, "webhook_id": webhook_id}
 
@@ -249,22 +245,22 @@ def check_delivery_status(status: str | None) -> str | None:
     return status
 
 
-def list_deliveries(db: sqlite_utils.Database, *, webhook_id: str | None = None,
+def list_deliveries(store: Store, *, webhook_id: str | None = None,
                     status: str | None = None, alert_id: str | None = None,
                     limit: int | None = None) -> dict:
     """`{"deliveries": [...], "total": N}` newest first; limit default 50, 1-500 (more counts as 500)."""
     status = check_delivery_status(status)
     limit = DELIVERIES_LIMIT.check(limit)
-    rows, total = store.list_deliveries(db, webhook_id=webhook_id, status=status,
+    rows, total = store.webhooks.list_deliveries(webhook_id=webhook_id, status=status,
                                         alert_id=alert_id, limit=limit)
     return {"deliveries": [delivery_view(r) for r in rows], "total": total}
 
 
-def enabled_webhooks(db: sqlite_utils.Database) -> list[dict]:
-    return store.list_webhooks(db, enabled_only=True)
+def enabled_webhooks(store: Store) -> list[dict]:
+    return store.webhooks.list_webhooks(enabled_only=True)
 
 
-def enqueue_alert(db: sqlite_utils.Database, hooks: list[dict], alert: dict, rule: dict,
+def enqueue_alert(store: Store, hooks: list[dict], alert: dict, rule: dict,
                   now: str) -> int:
     """Queue one pending delivery per webhook that wants this rule (inside the firing
     transaction, so the alert and its deliveries commit together). Returns how many."""
@@ -280,11 +276,11 @@ def enqueue_alert(db: sqlite_utils.Database, hooks: list[dict], alert: dict, rul
             "status": "pending", "attempts": 0, "last_error": None, "last_status_code": None,
             "next_attempt_at": now, "created_at": now, "delivered_at": None,
         })
-    store.insert_deliveries(db, deliveries)
+    store.webhooks.insert_deliveries(deliveries)
     return len(deliveries)
 
 
-def send_webhook_test(db: sqlite_utils.Database, settings, webhook_id: str, *,
+def send_webhook_test(store: Store, settings, webhook_id: str, *,
                  timeout: float | None = None) -> dict:
     """Send a sample alert to the webhook once, now, and record it in the delivery log.
 
@@ -293,4 +289,4 @@ def send_webhook_test(db: sqlite_utils.Database, settings, webhook_id: str, *,
     """
     from obsctl.services.webhooks.delivery import send_test
 
-    return delivery_view(send_test(db, settings, require_webhook(db, webhook_id), timeout=timeout))
+    return delivery_view(send_test(store, settings, require_webhook(store, webhook_id), timeout=timeout))

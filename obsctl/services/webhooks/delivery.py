@@ -35,8 +35,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import sqlite_utils
-
 from obsctl import __version__
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import dumps
@@ -48,8 +46,7 @@ from obsctl.services.webhooks.url_safety import (
     UnresolvableHost,
     check_destination,
 )
-from obsctl.store import webhooks as store
-from obsctl.store.db import write_transaction
+from obsctl.store import Store
 from obsctl.timeutil import format_ts, now, parse_ts
 
 log = logging.getLogger("obsctl.webhooks")
@@ -164,7 +161,7 @@ def attempt(url: str, body: bytes, headers: dict, *, allow_private: bool, timeou
     return AttemptResult(False, answer.status, f"HTTP {answer.status}{detail}")
 
 
-def deliver_due(db: sqlite_utils.Database, settings, *, at: datetime | None = None,
+def deliver_due(store: Store, settings, *, at: datetime | None = None,
                 timeout: float | None = None, budget: float | None = None,
                 should_stop: Callable[[], bool] | None = None) -> DeliveryReport:
     """Attempt every delivery due at `at` (default now) once, within `budget` seconds.
@@ -178,18 +175,18 @@ def deliver_due(db: sqlite_utils.Database, settings, *, at: datetime | None = No
     due = format_ts(pass_start)
     report = DeliveryReport()
     started = time.monotonic()
-    with write_transaction(db):
-        report.expired = store.expire_pending(db, format_ts(pass_start - GIVE_UP_AFTER),
+    with store.transaction():
+        report.expired = store.webhooks.expire_pending(format_ts(pass_start - GIVE_UP_AFTER),
                                               "gave up: not delivered within 24 hours")
     if report.expired:
         report.last_failure = "gave up: not delivered within 24 hours"
     while time.monotonic() - started < budget and not (should_stop and should_stop()):
         clock = at or now()
-        with write_transaction(db):
-            claim = store.claim_due(db, due, format_ts(clock + lease_for(timeout)))
+        with store.transaction():
+            claim = store.webhooks.claim_due(due, format_ts(clock + lease_for(timeout)))
         if claim is None:
             break
-        _attempt_claimed(db, settings, claim, at, timeout, report)
+        _attempt_claimed(store, settings, claim, at, timeout, report)
     return report
 
 
@@ -198,7 +195,7 @@ def _allow_private(settings, webhook: dict) -> bool:
     return bool(webhook.get("allow_private")) or settings.webhook_allow_private
 
 
-def _attempt_claimed(db, settings, claim: dict, at: datetime | None, timeout: float,
+def _attempt_claimed(store, settings, claim: dict, at: datetime | None, timeout: float,
                      report: DeliveryReport) -> None:
     body = claim["payload"].encode()
     headers = request_headers(claim["secret"], claim["delivery_id"], body)
@@ -220,12 +217,12 @@ def _attempt_claimed(db, settings, claim: dict, at: datetime | None, timeout: fl
         delivered_at = None
         log.warning("webhook delivery %s to %s failed (attempt %d): %s", claim["delivery_id"],
                     claim["webhook_id"], failures, error)
-    with write_transaction(db):
-        recorded = store.record_attempt(db, claim["delivery_id"], claim["attempts"], status=status,
+    with store.transaction():
+        recorded = store.webhooks.record_attempt(claim["delivery_id"], claim["attempts"], status=status,
                                         error=error, status_code=result.status_code,
                                         next_attempt_at=next_at, delivered_at=delivered_at)
         if result.gone:
-            store.disable_webhook(db, claim["webhook_id"], finished_ts)
+            store.webhooks.disable_webhook(claim["webhook_id"], finished_ts)
     if not recorded:
         # Cancelled meanwhile (its rule or webhook was removed): nothing to count.
         log.info("webhook delivery %s was cancelled during its attempt", claim["delivery_id"])
@@ -240,7 +237,7 @@ def _attempt_claimed(db, settings, claim: dict, at: datetime | None, timeout: fl
         report.last_error = report.last_failure = error
 
 
-def send_test(db: sqlite_utils.Database, settings, webhook: dict, *,
+def send_test(store: Store, settings, webhook: dict, *,
               timeout: float | None = None) -> dict:
     """Send a sample alert once and log it as a webhook.test delivery (never retried)."""
     timeout = ATTEMPT_TIMEOUT_S if timeout is None else timeout
@@ -258,8 +255,8 @@ def send_test(db: sqlite_utils.Database, settings, webhook: dict, *,
         "last_error": result.error, "last_status_code": result.status_code,
         "next_attempt_at": done, "created_at": sent_at, "delivered_at": done if result.ok else None,
     }
-    with write_transaction(db):
-        store.insert_deliveries(db, [row])
+    with store.transaction():
+        store.webhooks.insert_deliveries([row])
         if result.gone:
-            store.disable_webhook(db, webhook["webhook_id"], done)
+            store.webhooks.disable_webhook(webhook["webhook_id"], done)
     return row

@@ -12,8 +12,7 @@ import logging
 import threading
 
 from obsctl.services.webhooks.delivery import ATTEMPT_TIMEOUT_S, deliver_due
-from obsctl.store.db import connect
-from obsctl.store.webhooks import next_due_at
+from obsctl.store import open_store
 from obsctl.timeutil import now, parse_ts
 
 log = logging.getLogger("obsctl.webhooks")
@@ -56,23 +55,23 @@ class WebhookSender:
             self._thread = None
 
     def _run(self) -> None:
-        db = connect(self.settings.db_path)
+        store = open_store(self.settings, mode="attach")
         try:
             while not self._stopping.is_set():
                 self._wake.clear()
                 try:
-                    deliver_due(db, self.settings, timeout=self.timeout,
+                    deliver_due(store, self.settings, timeout=self.timeout,
                                 should_stop=self._stopping.is_set)
-                    wait = self._seconds_to_next(db)
+                    wait = self._seconds_to_next(store)
                 except Exception:  # keep the sender alive; the next pass retries
                     log.exception("webhook delivery pass failed")
                     wait = self.poll_seconds
                 self._wake.wait(wait)
         finally:
-            db.close()
+            store.close()
 
-    def _seconds_to_next(self, db) -> float:
-        due = next_due_at(db)
+    def _seconds_to_next(self, store) -> float:
+        due = store.webhooks.next_due_at()
         if due is None:
             return self.poll_seconds
         seconds = (parse_ts(due) - now()).total_seconds()

@@ -9,8 +9,8 @@ from obsctl.services.alerts import rules as alert_rules
 from obsctl.services.operators import spellings
 from obsctl.web.http import (
     bool_arg,
-    get_db,
     get_settings,
+    get_store,
     int_arg,
     json_body,
     json_response,
@@ -33,49 +33,49 @@ RATE_GROUP = "alerts"
 
 @blueprint.post("/alerts/rules")
 def create_rule():
-    return json_response(alert_rules.create_rule(get_db(), json_body()), 201)
+    return json_response(alert_rules.create_rule(get_store(), json_body()), 201)
 
 
 @blueprint.get("/alerts/rules")
 def list_rules():
-    return json_response(alert_rules.list_rules(get_db()))
+    return json_response(alert_rules.list_rules(get_store()))
 
 
 @blueprint.get("/alerts/rules/<rule_id>")
 def get_rule(rule_id: str):
-    return json_response(alert_rules.get_rule(get_db(), rule_id))
+    return json_response(alert_rules.get_rule(get_store(), rule_id))
 
 
 @blueprint.put("/alerts/rules/<rule_id>")
 def update_rule(rule_id: str):
-    return json_response(alert_rules.update_rule(get_db(), rule_id, json_body()))
+    return json_response(alert_rules.update_rule(get_store(), rule_id, json_body()))
 
 
 @blueprint.delete("/alerts/rules/<rule_id>")
 def delete_rule(rule_id: str):
-    return json_response(alert_rules.delete_rule(get_db(), rule_id))
+    return json_response(alert_rules.delete_rule(get_store(), rule_id))
 
 
 @blueprint.post("/alerts/evaluate")
 def evaluate():
     # With the background sender running (a served app) deliveries go to it, so the response
     # never waits on a receiver; without it (tests, embedded use) a bounded pass runs here.
-    db, settings = get_db(), get_settings()
-    body = alerts.evaluate_alerts(db, settings)
+    store, settings = get_store(), get_settings()
+    body = alerts.evaluate_alerts(store, settings)
     sender = current_app.extensions.get(SENDER_KEY)
     if sender is not None:
         sender.wake()
     else:
         from obsctl.services.webhooks.delivery import deliver_due
 
-        deliver_due(db, settings)
+        deliver_due(store, settings)
     return json_response(body)
 
 
 @blueprint.get("/alerts/events")
 def list_events():
     return json_response(alerts.list_alert_events(
-        get_db(),
+        get_store(),
         limit=int_arg("limit"),
         unacknowledged=bool_arg("unacknowledged"),
         rule_id=str_arg("rule_id"),
@@ -84,7 +84,7 @@ def list_events():
 
 @blueprint.put("/alerts/events/<alert_id>/acknowledge")
 def acknowledge(alert_id: str):
-    return json_response(alerts.acknowledge_alert(get_db(), alert_id))
+    return json_response(alerts.acknowledge_alert(get_store(), alert_id))
 
 
 @blueprint.get("/alerts/metrics")

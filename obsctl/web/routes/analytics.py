@@ -3,7 +3,7 @@
 from flask import Blueprint
 
 from obsctl.services.analytics import get_analytics
-from obsctl.web.http import get_db, json_response
+from obsctl.web.http import get_store, json_response
 from obsctl.web.openapi_util import json_content, operation, rate_field
 
 blueprint = Blueprint("analytics", __name__)
@@ -12,7 +12,7 @@ RATE_GROUP = "analytics"
 
 @blueprint.get("/analytics")
 def analytics():
-    return json_response(get_analytics(get_db()))
+    return json_response(get_analytics(get_store()))
 
 
 _INT = {"type": "integer", "minimum": 0}

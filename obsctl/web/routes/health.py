@@ -16,7 +16,7 @@ def health():
     return json_response({
         "status": "ok", "timestamp": now_iso(), "version": __version__,
         "database": {"quick_check": check["quick_check"], "checked_at": check["checked_at"],
-                     "writes_waiting": state.pool.writer.pending},
+                     "writes_waiting": state.store.writes_waiting},
     })
 
 

@@ -1,7 +1,7 @@
 from flask import Blueprint
 
 from obsctl.services.ingest import ingest_events, parse_batch_body
-from obsctl.web.http import get_db, get_settings, json_body, json_response
+from obsctl.web.http import get_settings, get_store, json_body, json_response
 from obsctl.web.openapi_util import STORAGE_FULL, error_responses, json_content, operation
 
 blueprint = Blueprint("events", __name__)
@@ -12,7 +12,7 @@ RATE_GROUP = "events"
 def post_events():
     settings = get_settings()
     events = parse_batch_body(json_body(), max_batch=settings.max_batch)
-    result = ingest_events(get_db(), events, max_future=settings.max_future_skew)
+    result = ingest_events(get_store(), events, max_future=settings.max_future_skew)
     return json_response(result.as_response())
 
 

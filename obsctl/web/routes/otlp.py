@@ -4,7 +4,7 @@ from flask import Blueprint, Response, request
 
 from obsctl.services.otlp import ingest_otlp, wire
 from obsctl.web.errors import error_body
-from obsctl.web.http import get_db, get_settings, json_response
+from obsctl.web.http import get_settings, get_store, json_response
 from obsctl.web.openapi_util import STORAGE_FULL, error_responses, operation
 
 blueprint = Blueprint("otlp", __name__)
@@ -25,7 +25,7 @@ def export_traces():
             f"unsupported Content-Encoding {encoding!r}; send gzip, deflate or identity"), 415)
     # MAX_CONTENT_LENGTH bounds the compressed body; decompress() bounds what it expands to.
     body = wire.decompress(request.get_data(cache=False), encoding, get_settings().max_body_bytes)
-    result = ingest_otlp(get_db(), body, fmt, max_future=get_settings().max_future_skew)
+    result = ingest_otlp(get_store(), body, fmt, max_future=get_settings().max_future_skew)
     return Response(wire.encode_response(result.rejected_spans, result.error_message(), fmt),
                     status=200, mimetype=wire.RESPONSE_MEDIA_TYPE[fmt])
 

@@ -6,7 +6,7 @@ from flask import Blueprint
 
 from obsctl.services import postmortem as service
 from obsctl.services.pricing import pricer_for
-from obsctl.web.http import get_db, get_settings, int_arg, json_response, str_arg
+from obsctl.web.http import get_settings, get_store, int_arg, json_response, str_arg
 from obsctl.web.openapi_util import (
     error_responses,
     int_query_param,
@@ -24,7 +24,7 @@ RATE_GROUP = "postmortem"
 @blueprint.get("/postmortem/candidates")
 def candidates():
     return json_response(service.postmortem_candidates(
-        get_db(),
+        get_store(),
         min_errors=int_arg("min_errors"),
         limit=int_arg("limit"),
         agent=str_arg("agent"),
@@ -35,7 +35,7 @@ def candidates():
 @blueprint.post("/postmortem/<session_id>")
 def postmortem(session_id: str):
     # No body is read: the report depends on the stored session only.
-    return json_response(service.postmortem_session(get_db(), session_id, pricer=pricer_for(get_settings())))
+    return json_response(service.postmortem_session(get_store(), session_id, pricer=pricer_for(get_settings())))
 
 
 OPENAPI_SCHEMAS = POSTMORTEM_SCHEMAS

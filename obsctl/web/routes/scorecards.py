@@ -6,7 +6,7 @@ from flask import Blueprint
 
 from obsctl.services import scorecards as service
 from obsctl.services.scorecards.scoring import DIMENSIONS
-from obsctl.web.http import get_db, get_settings, int_arg, json_response
+from obsctl.web.http import get_settings, get_store, int_arg, json_response
 from obsctl.web.openapi_util import (
     error_responses,
     int_query_param,
@@ -22,12 +22,12 @@ RATE_GROUP = "scorecards"
 
 @blueprint.get("/scorecards")
 def list_scorecards():
-    return json_response(service.list_scorecards(get_db(), get_settings(), days=int_arg("days")))
+    return json_response(service.list_scorecards(get_store(), get_settings(), days=int_arg("days")))
 
 
 @blueprint.get("/scorecards/<path:agent>")
 def get_scorecard(agent: str):
-    return json_response(service.get_scorecard(get_db(), get_settings(), agent,
+    return json_response(service.get_scorecard(get_store(), get_settings(), agent,
                                                days=int_arg("days")))
 
 

@@ -9,7 +9,7 @@ from flask import Blueprint, Response, request
 from obsctl.services.sessions.compare import compare_sessions, parse_compare_body
 from obsctl.services.sessions.explain import explain_session
 from obsctl.services.sessions.export import export_session
-from obsctl.web.http import get_db, json_body, json_response
+from obsctl.web.http import get_store, json_body, json_response
 from obsctl.web.openapi_util import (
     error_responses,
     json_content,
@@ -29,12 +29,12 @@ BUFFERED_EXPORT_EVENTS = 500
 
 @blueprint.get("/sessions/<path:session_id>/explain")
 def explain(session_id: str):
-    return json_response(explain_session(get_db(), session_id))
+    return json_response(explain_session(get_store(), session_id))
 
 
 @blueprint.get("/sessions/<path:session_id>/export")
 def export(session_id: str):
-    stream = export_session(get_db(), session_id, request.args.get("format", "json"))
+    stream = export_session(get_store(), session_id, request.args.get("format", "json"))
     headers = {}
     if stream.format == "csv":
         headers["Content-Disposition"] = f'attachment; filename="{stream.filename}"'
@@ -48,7 +48,7 @@ def export(session_id: str):
 @blueprint.post("/sessions/compare")
 def compare():
     session_a, session_b = parse_compare_body(json_body())
-    return json_response(compare_sessions(get_db(), session_a, session_b))
+    return json_response(compare_sessions(get_store(), session_a, session_b))
 
 
 OPENAPI_SCHEMAS = SCHEMAS

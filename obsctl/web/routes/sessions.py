@@ -1,7 +1,7 @@
 from flask import Blueprint, request
 
 from obsctl.services import sessions as service
-from obsctl.web.http import get_db, int_arg, json_response
+from obsctl.web.http import get_store, int_arg, json_response
 from obsctl.web.openapi_util import (
     error_responses,
     int_query_param,
@@ -18,7 +18,7 @@ RATE_GROUP = "sessions"
 @blueprint.get("/sessions")
 def list_sessions():
     return json_response(service.list_sessions(
-        get_db(),
+        get_store(),
         status=request.args.get("status"),  # empty is invalid, not "no filter"
         limit=int_arg("limit"),
         offset=int_arg("offset"),
@@ -27,7 +27,7 @@ def list_sessions():
 
 @blueprint.get("/sessions/<session_id>")
 def get_session(session_id: str):
-    return json_response(service.get_session(get_db(), session_id))
+    return json_response(service.get_session(get_store(), session_id))
 
 
 OPENAPI_PATHS = {

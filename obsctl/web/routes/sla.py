@@ -9,7 +9,7 @@ from obsctl.services import sla as service
 from obsctl.services.metrics import METRICS
 from obsctl.services.operators import spellings
 from obsctl.services.sla.summary import sla_summary
-from obsctl.web.http import get_db, get_settings, int_arg, json_body, json_response, str_arg
+from obsctl.web.http import get_settings, get_store, int_arg, json_body, json_response, str_arg
 from obsctl.web.openapi_util import (
     NOT_BLANK,
     error_responses,
@@ -25,13 +25,13 @@ RATE_GROUP = "sla"
 
 @blueprint.put("/sla/targets")
 def put_target():
-    target, created = service.put_target(get_db(), json_body())
+    target, created = service.put_target(get_store(), json_body())
     return json_response(target, 201 if created else 200)
 
 
 @blueprint.get("/sla/targets")
 def list_targets():
-    return json_response(service.list_targets(get_db()))
+    return json_response(service.list_targets(get_store()))
 
 
 @blueprint.delete("/sla/targets")
@@ -43,18 +43,18 @@ def delete_target():
         body = {"agent_name": str_arg("agent_name"), "metric": str_arg("metric")}
     elif type(body) is not dict:
         raise InvalidInput("the body must be a JSON object {agent_name, metric}")
-    return json_response(service.delete_target(get_db(), body.get("agent_name"), body.get("metric")))
+    return json_response(service.delete_target(get_store(), body.get("agent_name"), body.get("metric")))
 
 
 @blueprint.post("/sla/check")
 def check():
-    return json_response(service.check_sla(get_db(), get_settings()))
+    return json_response(service.check_sla(get_store(), get_settings()))
 
 
 @blueprint.get("/sla/history")
 def history():
     return json_response(service.sla_history(
-        get_db(),
+        get_store(),
         agent_name=str_arg("agent_name"),
         hours=int_arg("hours"),
         limit=int_arg("limit"),
@@ -63,7 +63,7 @@ def history():
 
 @blueprint.get("/sla/summary")
 def summary():
-    return json_response(sla_summary(get_db()))
+    return json_response(sla_summary(get_store()))
 
 
 _NUMBER_OR_NULL = {"type": ["number", "null"]}

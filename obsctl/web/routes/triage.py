@@ -6,7 +6,7 @@ from flask import Blueprint
 
 from obsctl.services import triage as service
 from obsctl.services.pricing import pricer_for
-from obsctl.web.http import get_db, get_settings, int_arg, json_response, str_arg
+from obsctl.web.http import get_settings, get_store, int_arg, json_response, str_arg
 from obsctl.web.openapi_util import (
     error_responses,
     int_query_param,
@@ -26,7 +26,7 @@ RATE_GROUP = "triage"
 @blueprint.get("/triage/batch")
 def triage_batch():
     return json_response(service.triage_batch(
-        get_db(),
+        get_store(),
         pricer=pricer_for(get_settings()),
         limit=int_arg("limit"),
         min_events=int_arg("min_events"),
@@ -36,7 +36,7 @@ def triage_batch():
 
 @blueprint.get("/triage/<session_id>")
 def triage_session(session_id: str):
-    return json_response(service.triage_session(get_db(), session_id, pricer=pricer_for(get_settings())))
+    return json_response(service.triage_session(get_store(), session_id, pricer=pricer_for(get_settings())))
 
 
 OPENAPI_SCHEMAS = TRIAGE_SCHEMAS

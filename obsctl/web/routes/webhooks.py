@@ -6,7 +6,7 @@ from flask import Blueprint, Flask, request
 
 from obsctl.services import webhooks as service
 from obsctl.services.webhooks.payloads import FORMATS
-from obsctl.web.http import get_db, get_settings, int_arg, json_body, json_response, str_arg
+from obsctl.web.http import get_settings, get_store, int_arg, json_body, json_response, str_arg
 from obsctl.web.openapi_util import (
     NOT_BLANK,
     error_responses,
@@ -33,18 +33,18 @@ def start_background(app: Flask):
 
 @blueprint.post("/webhooks")
 def create_webhook():
-    return json_response(service.create_webhook(get_db(), get_settings(), json_body()), 201)
+    return json_response(service.create_webhook(get_store(), get_settings(), json_body()), 201)
 
 
 @blueprint.get("/webhooks")
 def list_webhooks():
-    return json_response(service.list_webhooks(get_db()))
+    return json_response(service.list_webhooks(get_store()))
 
 
 @blueprint.get("/webhooks/deliveries")
 def list_deliveries():
     return json_response(service.list_deliveries(
-        get_db(),
+        get_store(),
         webhook_id=str_arg("webhook_id"),
         status=request.args.get("status"),  # an empty status is invalid, not "any"
         alert_id=str_arg("alert_id"),
@@ -54,22 +54,22 @@ def list_deliveries():
 
 @blueprint.get("/webhooks/<webhook_id>")
 def get_webhook(webhook_id: str):
-    return json_response(service.get_webhook(get_db(), webhook_id))
+    return json_response(service.get_webhook(get_store(), webhook_id))
 
 
 @blueprint.put("/webhooks/<webhook_id>")
 def update_webhook(webhook_id: str):
-    return json_response(service.update_webhook(get_db(), get_settings(), webhook_id, json_body()))
+    return json_response(service.update_webhook(get_store(), get_settings(), webhook_id, json_body()))
 
 
 @blueprint.delete("/webhooks/<webhook_id>")
 def delete_webhook(webhook_id: str):
-    return json_response(service.delete_webhook(get_db(), webhook_id))
+    return json_response(service.delete_webhook(get_store(), webhook_id))
 
 
 @blueprint.post("/webhooks/<webhook_id>/test")
 def test_webhook(webhook_id: str):
-    return json_response(service.send_webhook_test(get_db(), get_settings(), webhook_id))
+    return json_response(service.send_webhook_test(get_store(), get_settings(), webhook_id))
 
 
 def _ref(name: str) -> dict:

@@ -174,7 +174,7 @@ def test_operators_with_tolerance_on_equality(data, settings, operator, threshol
 
 def test_a_rule_deleted_mid_evaluation_does_not_fire(data, settings):
     r = rule(data)
-    rules = alerts.store.list_rules(data, enabled_only=True)
+    rules = data.alerts.list_rules(enabled_only=True)
     alert_rules.delete_rule(data, r["rule_id"])
     result = {"rule_id": r["rule_id"], "value": 50.0, "status": "ok"}
     alerts._fire(data, [(rules[0], result)], AT)

@@ -8,7 +8,7 @@ import pytest
 
 from obsctl.services.ingest.source import CountingReader, Unreadable, read_events
 from obsctl.services.sessions import get_session, list_sessions
-from obsctl.store.db import open_db
+from tests.store_support import open_db
 
 
 def lines(*events) -> str:

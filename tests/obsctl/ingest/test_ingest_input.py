@@ -10,9 +10,9 @@ import pytest
 from obsctl.config import Settings, parse_future_skew
 from obsctl.errors import InvalidInput
 from obsctl.services.ingest import UnknownFields, ingest_events
-from obsctl.store.db import open_db
 from obsctl.timeutil import format_ts
 from tests.otlp_support import request, span
+from tests.store_support import open_db
 
 
 def rows(db_path) -> list[tuple]:

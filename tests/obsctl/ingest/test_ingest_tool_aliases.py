@@ -22,8 +22,8 @@ from obsctl.services.ingest import NO_LIMIT, _fast_validate, ingest_events, vali
 from obsctl.services.metrics import compute_metric
 from obsctl.services.sessions.explain import explain_session
 from obsctl.services.sessions.fields import error_message, tool_parts
-from obsctl.store.db import open_db
 from obsctl.vocabulary import is_error_event
+from tests.store_support import open_db
 
 DATA = Path(__file__).parent.parent.parent / "data"
 SDK_SESSION = DATA / "sdk-session.jsonl"

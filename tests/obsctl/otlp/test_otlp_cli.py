@@ -94,7 +94,7 @@ def test_cli_and_http_store_the_same_session(cli, client, tmp_path):
         assert response.status_code == 200
         via_http = other_client.get("/sessions/same").get_json()
     finally:
-        other.extensions["obsctl"].pool.close_all()
+        other.extensions["obsctl"].store.close()
     assert via_cli == via_http
     assert (via_cli["agent_name"], via_cli["error_count"]) == ("bot", 1)
 

@@ -240,7 +240,7 @@ def test_any_text_round_trips_through_csv(tmp_path):
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from obsctl.store.db import open_db
+    from tests.store_support import open_db
 
     db = open_db(tmp_path / "prop.db")
     counter = iter(range(10**9))
@@ -262,9 +262,9 @@ def test_any_text_round_trips_through_csv(tmp_path):
 
 def test_empty_format_is_400(client):
     from obsctl.services.ingest import ingest_events
-    from obsctl.web.http import get_db
+    from obsctl.web.http import get_store
 
     with client.application.app_context():
-        ingest_events(get_db(), [{"session_id": "s", "event_type": "llm_call"}])
+        ingest_events(get_store(), [{"session_id": "s", "event_type": "llm_call"}])
     r = client.get("/sessions/s/export?format=")
     assert r.status_code == 400 and "format must be json or csv" in r.get_json()["error"]

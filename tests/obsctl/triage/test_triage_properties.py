@@ -17,9 +17,9 @@ from obsctl.services.ingest import ingest_events
 from obsctl.services.postmortem import postmortem_session
 from obsctl.services.triage import grade_for, triage_session
 from obsctl.services.triage.findings import SEVERITY_RANK
-from obsctl.store.db import open_db
 from obsctl.timeutil import format_ts
 from tests import triage_scenarios as sc
+from tests.store_support import open_db
 
 MODELS = ["gpt-4o", "in-house-llm", None]
 TOOLS = ["search", "fetch"]

@@ -420,7 +420,7 @@ class write_transaction_for:
         self.app = client.application
 
     def __enter__(self):
-        from obsctl.store.db import open_db
+        from tests.store_support import open_db
 
         self.db = open_db(self.app.extensions["obsctl"].settings.db_path)
         return self.db

@@ -175,7 +175,7 @@ def test_a_disabled_webhook_keeps_its_deliveries_pending(db, settings, receivers
 
 
 def test_concurrent_passes_never_send_a_delivery_twice(db_path, settings, receivers):
-    from obsctl.store.db import open_db
+    from tests.store_support import open_db
 
     receiver = receivers(mode="slow", delay=0.05)
     db = open_db(db_path)
@@ -290,7 +290,7 @@ def test_the_claim_outlasts_any_attempt(db, settings, receivers):
 
 
 def test_two_senders_and_a_slow_receiver_deliver_once(db_path, settings, receivers):
-    from obsctl.store.db import open_db
+    from tests.store_support import open_db
 
     drip = receivers(mode="drip", delay=0.25)
     db = open_db(db_path)
@@ -359,7 +359,7 @@ def test_removing_a_rule_cancels_its_pending_deliveries(db, settings, receivers)
 
 
 def test_removing_a_rule_or_webhook_during_an_attempt_is_not_undone(db_path, settings, receivers):
-    from obsctl.store.db import open_db
+    from tests.store_support import open_db
 
     drip = receivers(mode="drip", delay=0.05)
     db = open_db(db_path)
