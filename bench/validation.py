@@ -5,7 +5,7 @@
 - pydantic: TypeAdapter(Batch).validate_json(body) into constrained models, then the same rows
 
 The two library paths state the constraints the API documents (lengths, ranges, object
-fields, no key beside "events") but not the service's messages, unknown-field warnings or the
+fields, no key beside "events"; msgspec uses the declared models/ingest.EventBatch) but not the service's messages, unknown-field warnings or the
 future-skew rule, so they measure the least a library-based single validation would cost.
 
 Run: .venv/bin/python bench/validation.py [--events 1000] [--repeat 200]
@@ -33,35 +33,8 @@ MAX_TOKENS = 2**40
 
 def _msgspec_path():
     import msgspec
-    from msgspec import Meta
 
-    Id = Annotated[str, Meta(min_length=1, max_length=128)]
-    Text = Annotated[str, Meta(max_length=256)]
-    Count = Annotated[int, Meta(ge=0, le=MAX_TOKENS)]
-    Obj = dict[str, Any]
-
-    class Event(msgspec.Struct, omit_defaults=True):
-        event_type: Annotated[str, Meta(min_length=1, max_length=256)] | None = None
-        session_id: Id | None = None
-        event_id: Id | None = None
-        timestamp: str | None = None
-        model: Text | None = None
-        agent_name: Text | None = None
-        tokens_in: Count | None = None
-        tokens_out: Count | None = None
-        duration_ms: Annotated[float, Meta(ge=0, le=1e15)] | None = None
-        input_data: Obj | None = None
-        output_data: Obj | None = None
-        tool_call: Obj | None = None
-        decision_trace: Obj | None = None
-        metadata: Obj | None = None
-        status: str | None = None
-        total_tokens_in: Count | None = None
-        total_tokens_out: Count | None = None
-        parent_id: str | None = None
-
-    class Batch(msgspec.Struct, forbid_unknown_fields=True):
-        events: list[Event]
+    from obsctl.models.ingest import EventBatch as Batch  # the declared body of POST /events
 
     decoder = msgspec.json.Decoder(Batch)
     encode = msgspec.json.encode

@@ -1,4 +1,5 @@
-"""`GET /openapi.json`: the OpenAPI 3.1 document, assembled from the route modules."""
+"""`GET /openapi.json`: the OpenAPI 3.1 document, assembled from the route modules and the
+declared models they name (OPENAPI_MODELS)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from flask import Blueprint
 
 from obsctl import __version__
 from obsctl.web.http import json_response
-from obsctl.web.openapi_util import BASE_COMPONENTS, json_content, operation
+from obsctl.web.openapi_util import BASE_COMPONENTS, json_content, model_schemas, operation
 
 blueprint = Blueprint("openapi", __name__)
 
@@ -25,9 +26,12 @@ def build_document() -> dict:
 
     components = copy.deepcopy(BASE_COMPONENTS)
     paths: dict = {}
+    models: list = []
     for module in route_modules():
         paths.update(module.OPENAPI_PATHS)
         components["schemas"].update(getattr(module, "OPENAPI_SCHEMAS", {}))
+        models.extend(getattr(module, "OPENAPI_MODELS", ()))
+    components["schemas"].update(model_schemas(models))
     paths.update(OPENAPI_PATHS)
     return {
         "openapi": "3.1.0",
