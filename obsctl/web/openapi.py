@@ -31,7 +31,11 @@ def build_document() -> dict:
         paths.update(module.OPENAPI_PATHS)
         components["schemas"].update(getattr(module, "OPENAPI_SCHEMAS", {}))
         models.extend(getattr(module, "OPENAPI_MODELS", ()))
-    components["schemas"].update(model_schemas(models))
+    generated = model_schemas(models)
+    clash = components["schemas"].keys() & generated.keys()
+    if clash:  # a declared model would silently replace a hand-written schema
+        raise RuntimeError(f"schema names declared twice: {sorted(clash)}")
+    components["schemas"].update(generated)
     paths.update(OPENAPI_PATHS)
     return {
         "openapi": "3.1.0",
