@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from msgspec import Meta, Struct
+from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.services.rates import DEFINITIONS
 
@@ -49,3 +49,18 @@ class FailedStepsCost(Struct):
     total_tokens: Count
     cost_usd: float | None
     token_share_pct: float
+
+
+class ErrorDetail(Struct, omit_defaults=True):
+    """One problem of a rejected input: which event (index) and field, and what is wrong"""
+
+    index: int | UnsetType = UNSET
+    field: str | None | UnsetType = UNSET
+    message: str | UnsetType = UNSET
+
+
+class Error(Struct, omit_defaults=True):
+    """Every error body"""
+
+    error: str
+    details: list[ErrorDetail] | UnsetType = UNSET

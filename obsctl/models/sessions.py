@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from msgspec import Meta, Struct
+from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.common import Count, JsonObject, Timestamp
 
@@ -125,3 +125,45 @@ class CompareRequest(Struct):
 
     session_a: Annotated[str, Meta(min_length=1)]
     session_b: Annotated[str, Meta(min_length=1)]
+
+
+class Event(Struct, omit_defaults=True):
+    """A stored event as the API returns it"""
+
+    event_id: str
+    session_id: str
+    event_type: str
+    timestamp: Timestamp
+    is_error: bool
+    model: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    duration_ms: float | None = None
+    input_data: JsonObject | None = None
+    output_data: JsonObject | None = None
+    tool_call: JsonObject | None = None
+    decision_trace: JsonObject | None = None
+    metadata: JsonObject | None = None
+    agent_name: str | None = None
+    parent_id: str | None = None
+
+
+class Session(Struct, omit_defaults=True):
+    """A session as `GET /sessions` lists it"""
+
+    session_id: str
+    agent_name: str
+    started_at: Timestamp
+    status: SessionStatus
+    total_tokens_in: int
+    total_tokens_out: int
+    ended_at: str | None = None
+    metadata: JsonObject | None = None
+    event_count: int | UnsetType = UNSET
+    error_count: int | UnsetType = UNSET
+
+
+class SessionDetail(Session, kw_only=True):
+    """A session with its events (`GET /sessions/<id>`)"""
+
+    events: list[Event]

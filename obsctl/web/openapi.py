@@ -9,7 +9,7 @@ from flask import Blueprint
 
 from obsctl import __version__
 from obsctl.web.http import json_response
-from obsctl.web.openapi_util import BASE_COMPONENTS, json_content, model_schemas, operation
+from obsctl.web.openapi_util import BASE_COMPONENTS, BASE_MODELS, json_content, model_schemas, operation
 
 blueprint = Blueprint("openapi", __name__)
 
@@ -26,7 +26,7 @@ def build_document() -> dict:
 
     components = copy.deepcopy(BASE_COMPONENTS)
     paths: dict = {}
-    models: list = []
+    models: list = list(BASE_MODELS)
     for module in route_modules():
         paths.update(module.OPENAPI_PATHS)
         components["schemas"].update(getattr(module, "OPENAPI_SCHEMAS", {}))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
+from obsctl.models.common import Error
 from obsctl.models.ingest import ISO_8601  # noqa: F401  (part of this module's vocabulary)
+from obsctl.models.sessions import Event, Session, SessionDetail
 from obsctl.services.rates import DEFINITIONS
 
 _SCHEMA_REF = "#/components/schemas/{name}"
@@ -112,12 +114,12 @@ def operation(tag: str, summary: str, *, params=None, request=None, ok=None, sta
     return op
 
 
-_JSON_OBJECT = {"type": ["object", "null"]}
-
-
 def _error_response(description: str) -> dict:
     return json_content({"$ref": "#/components/schemas/Error"}, description)
 
+
+# Models every document has (error bodies; events and sessions, named by several routes).
+BASE_MODELS = (Error, Event, Session, SessionDetail)
 
 BASE_COMPONENTS: dict = {
     "securitySchemes": {
@@ -127,65 +129,6 @@ BASE_COMPONENTS: dict = {
     "schemas": {
         "Timestamp": {"type": "string", "description": "UTC ISO 8601 with milliseconds and Z",
                       "examples": ["2026-11-21T20:42:19.123Z"]},
-        "Error": {
-            "type": "object",
-            "required": ["error"],
-            "properties": {
-                "error": {"type": "string"},
-                "details": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {"index": {"type": "integer"},
-                                   "field": {"type": ["string", "null"]},
-                                   "message": {"type": "string"}},
-                }},
-            },
-        },
-        "Event": {
-            "type": "object",
-            "required": ["event_id", "session_id", "event_type", "timestamp", "is_error"],
-            "properties": {
-                "event_id": {"type": "string"},
-                "session_id": {"type": "string"},
-                "event_type": {"type": "string"},
-                "timestamp": {"$ref": "#/components/schemas/Timestamp"},
-                "model": {"type": ["string", "null"]},
-                "tokens_in": {"type": ["integer", "null"]},
-                "tokens_out": {"type": ["integer", "null"]},
-                "duration_ms": {"type": ["number", "null"]},
-                "input_data": _JSON_OBJECT,
-                "output_data": _JSON_OBJECT,
-                "tool_call": _JSON_OBJECT,
-                "decision_trace": _JSON_OBJECT,
-                "metadata": _JSON_OBJECT,
-                "agent_name": {"type": ["string", "null"]},
-                "is_error": {"type": "boolean"},
-                "parent_id": {"type": ["string", "null"]},
-            },
-        },
-        "Session": {
-            "type": "object",
-            "required": ["session_id", "agent_name", "started_at", "status",
-                         "total_tokens_in", "total_tokens_out"],
-            "properties": {
-                "session_id": {"type": "string"},
-                "agent_name": {"type": "string"},
-                "started_at": {"$ref": "#/components/schemas/Timestamp"},
-                "ended_at": {"type": ["string", "null"]},
-                "metadata": _JSON_OBJECT,
-                "total_tokens_in": {"type": "integer"},
-                "total_tokens_out": {"type": "integer"},
-                "status": {"type": "string", "enum": ["active", "completed", "error"]},
-                "event_count": {"type": "integer"},
-                "error_count": {"type": "integer"},
-            },
-        },
-        "SessionDetail": {
-            "allOf": [
-                {"$ref": "#/components/schemas/Session"},
-                {"type": "object", "required": ["events"], "properties": {
-                    "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}}}},
-            ]
-        },
     },
     "responses": {
         "BadRequest": _error_response("Invalid input"),
