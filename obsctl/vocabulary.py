@@ -45,4 +45,4 @@ def is_error_event(event_type: str, output_data: Any, tool_call: Any) -> bool:
         return True
     if type(output_data) is dict and output_data.get("error"):
         return True
-    return bool(tool_error(tool_call))
+    return tool_call is not None and bool(tool_error(tool_call))

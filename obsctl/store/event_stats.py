@@ -13,8 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-# Positions in the event rows written by store/ingest.py (EVENT_COLUMNS; a test pins them).
-_TYPE, _TS, _MODEL, _IN, _OUT, _DURATION = 2, 3, 4, 5, 6, 7
+from obsctl.models.ingest import EventRow
 
 CREATE_TABLE = """
 CREATE TABLE event_stats (
@@ -53,18 +52,18 @@ GROUP BY 1, 2, 3
 """
 
 
-def add_rows(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
+def add_rows(conn: sqlite3.Connection, rows: Sequence[EventRow]) -> None:
     """Add inserted event rows to the rollup (inside the ingest transaction)."""
     totals: dict[tuple, list] = {}
     for row in rows:
-        key = (row[_TYPE], int(row[_TS][11:13]), row[_MODEL] or "")
-        duration = row[_DURATION]
+        key = (row.event_type, int(row.timestamp[11:13]), row.model or "")
+        duration = row.duration_ms
         acc = totals.get(key)
         if acc is None:
             acc = totals[key] = [0, 0, 0, 0.0, 0]
         acc[0] += 1
-        acc[1] += row[_IN] or 0
-        acc[2] += row[_OUT] or 0
+        acc[1] += row.tokens_in or 0
+        acc[2] += row.tokens_out or 0
         if duration is not None:
             acc[3] += duration
             acc[4] += 1

@@ -6,14 +6,11 @@ from collections.abc import Iterable, Sequence
 
 import sqlite_utils
 
+from obsctl.models.ingest import EventRow
 from obsctl.store import event_stats
 
-# Column order of the rows built by the ingest service (see services/ingest.py).
-EVENT_COLUMNS = (
-    "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
-    "duration_ms", "input_data", "output_data", "tool_call", "decision_trace", "metadata",
-    "agent_name", "tool_name", "is_error", "parent_id",
-)
+# The columns written, in the order of the rows' fields (models/ingest.py EventRow).
+EVENT_COLUMNS = EventRow._fields
 _INSERT_EVENTS = (
     f"INSERT INTO events ({', '.join(EVENT_COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in EVENT_COLUMNS)})"
@@ -70,7 +67,7 @@ def existing_event_ids(db: sqlite_utils.Database, event_ids: Sequence[str]) -> s
 
 def write_batch(
     db: sqlite_utils.Database,
-    rows: Sequence[tuple],
+    rows: Sequence[EventRow],
     session_deltas: Iterable[tuple],
     starts: Iterable[tuple],
     ends: Iterable[tuple],
@@ -91,7 +88,8 @@ def write_batch(
     conn = db.conn
     conn.executemany(_UPSERT_SESSIONS, session_deltas)
     before = conn.total_changes
-    conn.executemany(_INSERT_EVENTS_OR_IGNORE if skip_existing else _INSERT_EVENTS, rows)
+    # Exact tuples: sqlite3 binds a tuple subclass (EventRow) item by item, about 20% slower.
+    conn.executemany(_INSERT_EVENTS_OR_IGNORE if skip_existing else _INSERT_EVENTS, map(tuple, rows))
     inserted = conn.total_changes - before
     if inserted == len(rows):  # fewer means the caller rolls back and redoes the batch
         event_stats.add_rows(conn, rows)

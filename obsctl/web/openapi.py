@@ -1,4 +1,5 @@
-"""`GET /openapi.json`: the OpenAPI 3.1 document, assembled from the route modules."""
+"""`GET /openapi.json`: the OpenAPI 3.1 document, assembled from the route modules and the
+declared models they name (OPENAPI_MODELS)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from flask import Blueprint
 
 from obsctl import __version__
 from obsctl.web.http import json_response
-from obsctl.web.openapi_util import BASE_COMPONENTS, json_content, operation
+from obsctl.web.openapi_util import BASE_COMPONENTS, BASE_MODELS, json_content, model_schemas, operation
 from obsctl.web.routes import route_modules
 
 blueprint = Blueprint("openapi", __name__)
@@ -24,9 +25,16 @@ OPENAPI_PATHS = {
 def build_document() -> dict:
     components = copy.deepcopy(BASE_COMPONENTS)
     paths: dict = {}
+    models: list = list(BASE_MODELS)
     for module in route_modules():
         paths.update(module.OPENAPI_PATHS)
         components["schemas"].update(getattr(module, "OPENAPI_SCHEMAS", {}))
+        models.extend(getattr(module, "OPENAPI_MODELS", ()))
+    generated = model_schemas(models)
+    clash = components["schemas"].keys() & generated.keys()
+    if clash:  # a declared model would silently replace a hand-written schema
+        raise RuntimeError(f"schema names declared twice: {sorted(clash)}")
+    components["schemas"].update(generated)
     paths.update(OPENAPI_PATHS)
     return {
         "openapi": "3.1.0",

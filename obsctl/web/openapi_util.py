@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import msgspec
+
+from obsctl.models.common import Error
+from obsctl.models.ingest import ISO_8601  # noqa: F401  (part of this module's vocabulary)
+from obsctl.models.sessions import Event, Session, SessionDetail
 from obsctl.services.rates import DEFINITIONS
+
+_SCHEMA_REF = "#/components/schemas/{name}"
 
 # A character that Python's str.strip() keeps (not str.isspace()): the services call a string
 # blank when strip() leaves nothing. ECMA-262's \S differs: it matches U+001C..U+001F, which
 # Python strips, and not U+FEFF, which Python keeps.
 NOT_BLANK = "[^\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
-# The shape of every timestamp datetime.fromisoformat() reads: a date (2026-11-21, 20261121,
-# 2026-W47, 2026-W47-6, 2026W476), optionally any one separator and a time starting with the
-# hour's two digits. Values of this shape can still be impossible dates (2026-13-45): 400.
-ISO_8601 = ("^[0-9]{4}(-[0-9]{2}-[0-9]{2}|[0-9]{4}|-?W[0-9]{2}(-?[0-9])?)"
-            "([\\s\\S][0-9]{2}[\\s\\S]*)?$")
 
 _ERROR_NAMES = {
     400: "BadRequest",
@@ -30,6 +32,28 @@ def rate_field(name: str, schema: dict, note: str = "") -> dict:
     """`schema` described by the rate vocabulary's definition of `name` (services/rates.py),
     plus `note` (e.g. which rate a spec field named `error_rate` is)."""
     return {**schema, "description": DEFINITIONS[name] + (f". {note}" if note else "")}
+
+
+def model_schemas(models) -> dict:
+    """The component schemas of declared models (msgspec Structs) and of the models they use.
+
+    A model's `__json_schema_extra__` (what a Struct cannot state, e.g. minProperties) is
+    merged into its schema; descriptions from docstrings are joined onto one line.
+    """
+    _, components = msgspec.json.schema_components(models, ref_template=_SCHEMA_REF)
+    for schema in components.values():
+        if "description" in schema:
+            schema["description"] = " ".join(schema["description"].split())
+    for model in models:
+        extra = getattr(model, "__json_schema_extra__", None)
+        if extra:
+            components[model.__name__].update(extra)
+    return components
+
+
+def ref(model) -> dict:
+    """A reference to a declared model's component schema."""
+    return {"$ref": _SCHEMA_REF.format(name=model.__name__)}
 
 
 def json_content(schema: dict, description: str = "OK") -> dict:
@@ -90,12 +114,12 @@ def operation(tag: str, summary: str, *, params=None, request=None, ok=None, sta
     return op
 
 
-_JSON_OBJECT = {"type": ["object", "null"]}
-
-
 def _error_response(description: str) -> dict:
     return json_content({"$ref": "#/components/schemas/Error"}, description)
 
+
+# Models every document has (error bodies; events and sessions, named by several routes).
+BASE_MODELS = (Error, Event, Session, SessionDetail)
 
 BASE_COMPONENTS: dict = {
     "securitySchemes": {
@@ -105,98 +129,6 @@ BASE_COMPONENTS: dict = {
     "schemas": {
         "Timestamp": {"type": "string", "description": "UTC ISO 8601 with milliseconds and Z",
                       "examples": ["2026-11-21T20:42:19.123Z"]},
-        "Error": {
-            "type": "object",
-            "required": ["error"],
-            "properties": {
-                "error": {"type": "string"},
-                "details": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {"index": {"type": "integer"},
-                                   "field": {"type": ["string", "null"]},
-                                   "message": {"type": "string"}},
-                }},
-            },
-        },
-        "EventInput": {
-            "type": "object",
-            "description": "An agent event; every field is optional except as noted for "
-                           "session_start, but an event has at least one of these fields. A field "
-                           "set to null is the same as a field left out. Other fields are ignored "
-                           "and counted in the response's warnings",
-            "minProperties": 1,
-            "properties": {
-                "event_type": {"type": ["string", "null"], "minLength": 1, "maxLength": 256,
-                               "default": "generic"},
-                "session_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 128,
-                               "default": "unknown"},
-                "event_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 128},
-                "timestamp": {"type": ["string", "null"], "pattern": ISO_8601,
-                              "description": "ISO 8601, e.g. 2026-11-21T20:42:19.123Z (no offset: UTC); "
-                                             "default now; at most OBSCTL_MAX_FUTURE_SKEW (default 1 day) "
-                                             "ahead of the server clock"},
-                "model": {"type": ["string", "null"], "maxLength": 256},
-                "agent_name": {"type": ["string", "null"], "maxLength": 256},
-                "tokens_in": {"type": ["integer", "null"], "minimum": 0, "maximum": 2**40},
-                "tokens_out": {"type": ["integer", "null"], "minimum": 0, "maximum": 2**40},
-                "duration_ms": {"type": ["number", "null"], "minimum": 0, "maximum": 1e15},
-                "input_data": _JSON_OBJECT,
-                "output_data": _JSON_OBJECT,
-                "tool_call": _JSON_OBJECT,
-                "decision_trace": _JSON_OBJECT,
-                "metadata": _JSON_OBJECT,
-                "status": {"type": ["string", "null"], "description": "session_end: completed or error"},
-                "total_tokens_in": {"type": ["integer", "null"], "minimum": 0, "maximum": 2**40},
-                "total_tokens_out": {"type": ["integer", "null"], "minimum": 0, "maximum": 2**40},
-                "parent_id": {"type": ["string", "null"], "description": "event_id of the parent event"},
-            },
-        },
-        "Event": {
-            "type": "object",
-            "required": ["event_id", "session_id", "event_type", "timestamp", "is_error"],
-            "properties": {
-                "event_id": {"type": "string"},
-                "session_id": {"type": "string"},
-                "event_type": {"type": "string"},
-                "timestamp": {"$ref": "#/components/schemas/Timestamp"},
-                "model": {"type": ["string", "null"]},
-                "tokens_in": {"type": ["integer", "null"]},
-                "tokens_out": {"type": ["integer", "null"]},
-                "duration_ms": {"type": ["number", "null"]},
-                "input_data": _JSON_OBJECT,
-                "output_data": _JSON_OBJECT,
-                "tool_call": _JSON_OBJECT,
-                "decision_trace": _JSON_OBJECT,
-                "metadata": _JSON_OBJECT,
-                "agent_name": {"type": ["string", "null"]},
-                "is_error": {"type": "boolean"},
-                "parent_id": {"type": ["string", "null"]},
-            },
-        },
-        "Session": {
-            "type": "object",
-            "required": ["session_id", "agent_name", "started_at", "status",
-                         "total_tokens_in", "total_tokens_out"],
-            "properties": {
-                "session_id": {"type": "string"},
-                "agent_name": {"type": "string"},
-                "started_at": {"$ref": "#/components/schemas/Timestamp"},
-                "ended_at": {"type": ["string", "null"]},
-                "metadata": _JSON_OBJECT,
-                "total_tokens_in": {"type": "integer"},
-                "total_tokens_out": {"type": "integer"},
-                "status": {"type": "string", "enum": ["active", "completed", "error"]},
-                "event_count": {"type": "integer"},
-                "error_count": {"type": "integer"},
-            },
-        },
-        "SessionDetail": {
-            "allOf": [
-                {"$ref": "#/components/schemas/Session"},
-                {"type": "object", "required": ["events"], "properties": {
-                    "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}}}},
-            ]
-        },
     },
     "responses": {
         "BadRequest": _error_response("Invalid input"),

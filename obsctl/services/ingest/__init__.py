@@ -12,31 +12,22 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from obsctl.config import DEFAULT_MAX_FUTURE_SKEW
 from obsctl.errors import InvalidInput, PayloadTooLarge
+from obsctl.models.ingest import MAX_DURATION_MS, MAX_ID_LEN, MAX_TEXT_LEN, MAX_TOKENS, EventInput, EventRow
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, normalize_ts, spoken_duration
 from obsctl.timeutil import now as clock_now
-from obsctl.vocabulary import ERROR_TYPES, is_error_event, tool_error, tool_field
+from obsctl.vocabulary import is_error_event, tool_field
 
-MAX_ID_LEN = 128
-MAX_TEXT_LEN = 256
-# Token counts beyond this are certainly wrong and would overflow SQLite's 64-bit sums.
-MAX_TOKENS = 2**40
-# About 31,700 years: anything longer is a unit mistake, and it keeps the sums finite.
-MAX_DURATION_MS = 1e15
 _OBJECT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
-# The fields of an event (the spec's event table, the session_end fields, and parent_id).
-# Other keys are accepted for forward compatibility, counted and reported as warnings.
-EVENT_FIELDS = frozenset({
-    "event_type", "session_id", "event_id", "timestamp", "model", "input_data", "output_data",
-    "tokens_in", "tokens_out", "tool_call", "decision_trace", "duration_ms", "agent_name",
-    "metadata", "status", "total_tokens_in", "total_tokens_out", "parent_id",
-})
+# The fields of an event, as declared (the spec's event table, the session_end fields, and
+# parent_id). Other keys are accepted for forward compatibility, counted and reported as warnings.
+EVENT_FIELDS = frozenset(EventInput.__struct_fields__)
 # Whether every key of a dict is an event field (iterates the dict; no set is built).
 _KNOWN = EVENT_FIELDS.issuperset
 # How many unknown field names a warning names, and how many distinct names are counted.
@@ -120,61 +111,23 @@ class IngestResult:
         return body
 
 
-class ValidEvent:
-    """A validated event: the row to insert plus what the session bookkeeping needs."""
+class ValidEvent(NamedTuple):
+    """A validated event: its row (a typed EventRow) plus what the session bookkeeping needs."""
 
-    __slots__ = ("row", "client_id", "status", "final_in", "final_out", "metadata", "unknown")
-
-    def __init__(self, row: tuple, client_id: bool, status: Any = None, final_in: Any = None,
-                 final_out: Any = None, metadata: str | None = None, unknown: Any = None):
-        self.row = row
-        self.client_id = client_id
-        self.status = status
-        self.final_in = final_in
-        self.final_out = final_out
-        self.metadata = metadata
-        self.unknown = unknown  # the set of unknown field names, or None
+    row: EventRow
+    client_id: bool  # the event_id came with the event (not generated)
+    status: str | None = None
+    final_in: int | None = None
+    final_out: int | None = None
+    unknown: Any = None  # the set of unknown field names, or None
 
     @property
     def event_id(self) -> str:
-        return self.row[0]
+        return self.row.event_id
 
 
 def _err(errors: list, index: int, field_name: str | None, message: str) -> None:
     errors.append({"index": index, "field": field_name, "message": message})
-
-
-def _check_str(ev: dict, name: str, maxlen: int, index: int, errors: list, default=None):
-    value = ev.get(name)
-    if value is None:
-        return default
-    if type(value) is not str:
-        _err(errors, index, name, f"must be a string, got {_type_name(value)}")
-        return default
-    if len(value) > maxlen:
-        _err(errors, index, name, f"must be at most {maxlen} characters (got {len(value)})")
-    elif not value and name in ("session_id", "event_id", "event_type"):
-        _err(errors, index, name, "must not be empty")
-    return value
-
-
-def _check_count(ev: dict, name: str, index: int, errors: list):
-    value = ev.get(name)
-    if value is None:
-        return None
-    if type(value) is float:
-        # `1e30` or `2.5` is a number, just not an integer: show the value, not its type.
-        limit = f" of at most {MAX_TOKENS}" if value > MAX_TOKENS else ""
-        _err(errors, index, name, f"must be a non-negative integer{limit}, got {value!r}")
-        return None
-    if type(value) is not int:
-        _err(errors, index, name, f"must be a non-negative integer, got {_type_name(value)}")
-        return None
-    if value < 0:
-        _err(errors, index, name, f"must be a non-negative integer, got {value}")
-    elif value > MAX_TOKENS:
-        _err(errors, index, name, f"must be at most {MAX_TOKENS}, got {value}")
-    return value
 
 
 def _type_name(value: Any) -> str:
@@ -182,107 +135,6 @@ def _type_name(value: Any) -> str:
         return "null"
     return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
             dict: "object"}.get(type(value), type(value).__name__)
-
-
-def _fast_validate(ev: Any, now: str, limit: str) -> ValidEvent | None:
-    """The hot path: straight-line checks for a well-formed ordinary event.
-
-    Returns None for anything unusual (a problem, a lifecycle event, a non-dict), which
-    then goes through `validate_event` for the exact messages. Both accept the same events.
-    `limit` is the latest timestamp accepted (normalised text).
-    """
-    if type(ev) is not dict or not ev:
-        return None
-    unknown = None
-    if not _KNOWN(ev):
-        unknown = ev.keys() - EVENT_FIELDS
-        if len(unknown) == len(ev) or "events" in unknown or "resourceSpans" in unknown:
-            return None
-    get = ev.get
-    event_type = get("event_type")
-    if event_type is None:
-        event_type = "generic"
-    elif type(event_type) is not str or not event_type or len(event_type) > MAX_TEXT_LEN \
-            or event_type == "session_start" or event_type == "session_end":
-        return None
-    session_id = get("session_id")
-    if session_id is None:
-        session_id = "unknown"
-    elif type(session_id) is not str or not session_id or len(session_id) > MAX_ID_LEN:
-        return None
-    event_id = get("event_id")
-    if event_id is not None and (type(event_id) is not str or not event_id or len(event_id) > MAX_ID_LEN):
-        return None
-    model = get("model")
-    if model is not None and (type(model) is not str or len(model) > MAX_TEXT_LEN):
-        return None
-    agent_name = get("agent_name")
-    if agent_name is not None and (type(agent_name) is not str or len(agent_name) > MAX_TEXT_LEN):
-        return None
-    tokens_in = get("tokens_in")
-    if tokens_in is not None and (type(tokens_in) is not int or not 0 <= tokens_in <= MAX_TOKENS):
-        return None
-    tokens_out = get("tokens_out")
-    if tokens_out is not None and (type(tokens_out) is not int or not 0 <= tokens_out <= MAX_TOKENS):
-        return None
-    duration = get("duration_ms")
-    if duration is not None:
-        kind = type(duration)
-        if (kind is not int and kind is not float) or not 0 <= duration <= MAX_DURATION_MS:
-            return None
-    timestamp = get("timestamp")
-    if timestamp is None:
-        timestamp = now
-    elif type(timestamp) is not str:
-        return None
-    else:
-        try:
-            timestamp = normalize_ts(timestamp)
-        except (ValueError, OverflowError):
-            return None
-        if timestamp > limit:
-            return None
-    input_data = get("input_data")
-    output_data = get("output_data")
-    tool_call = get("tool_call")
-    decision_trace = get("decision_trace")
-    metadata = get("metadata")
-    for value in (input_data, output_data, tool_call, decision_trace, metadata):
-        if value is not None and type(value) is not dict:
-            return None
-    parent_id = get("parent_id")
-    if parent_id is not None and type(parent_id) is not str:
-        return None
-    # The session_end fields are checked on every event, like any field of the table.
-    status = get("status")
-    if status is not None and type(status) is not str:
-        return None
-    for final in (get("total_tokens_in"), get("total_tokens_out")):
-        if final is not None and (type(final) is not int or not 0 <= final <= MAX_TOKENS):
-            return None
-    client_id = event_id is not None
-    if not client_id:
-        event_id = str(uuid.uuid4())
-    if tool_call is not None:
-        tool_name = tool_call.get("name")
-        if tool_name is None:
-            tool_name = tool_call.get("tool_name")  # the alias (events.TOOL_ALIASES)
-        if tool_name is not None and type(tool_name) is not str:
-            tool_name = str(tool_name)[:MAX_TEXT_LEN]
-    else:
-        tool_name = None
-    is_error = (event_type in ERROR_TYPES or event_type.endswith("_error")
-                or (output_data is not None and bool(output_data.get("error")))
-                or (tool_call is not None and bool(tool_error(tool_call))))
-    try:
-        encoded = [_dumps(v).decode() if v is not None else None
-                   for v in (input_data, output_data, tool_call, decision_trace, metadata)]
-    except TypeError:
-        return None  # e.g. an integer beyond 64 bits: the slow path names the field
-    return ValidEvent((
-        event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, duration,
-        *encoded, agent_name, tool_name, 1 if is_error else 0, parent_id,
-    ), client_id, None, None, None, None, unknown)
 
 
 # Compares after every normalised timestamp: no limit.
@@ -329,12 +181,15 @@ def _suggestion(name: str) -> str:
     return f" (did you mean {close}?)" if close else ""
 
 
-def validate_event(ev: Any, index: int, errors: list, now: str, *, limit: str = NO_LIMIT,
+def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_LIMIT,
                    skew: timedelta | None = None, strict_fields: bool = False) -> ValidEvent | None:
     """Validate and normalise one event; append problems to `errors`, return None if bad.
 
-    A timestamp after `limit` (now + `skew`) is an error; so are unknown fields when
-    `strict_fields`, otherwise their names are left on the result's `unknown`.
+    The one definition of a valid event. Each check is one condition on the common path;
+    the message of a failed check is worked out only then (`_bad_*`), so a well-formed
+    event costs no more than the conditions. A timestamp after `limit` (now + `skew`) is an
+    error; so are unknown fields when `strict_fields`, otherwise their names are left on the
+    result's `unknown`.
     """
     if type(ev) is not dict:
         _err(errors, index, None, f"event must be a JSON object, got {_type_name(ev)}")
@@ -354,26 +209,41 @@ def validate_event(ev: Any, index: int, errors: list, now: str, *, limit: str = 
         if strict_fields:
             for name in sorted(unknown):
                 _err(errors, index, show_field(name), f"is not an event field{_suggestion(name)}")
-    event_type = _check_str(ev, "event_type", MAX_TEXT_LEN, index, errors, "generic")
-    session_id = _check_str(ev, "session_id", MAX_ID_LEN, index, errors, "unknown")
-    event_id = _check_str(ev, "event_id", MAX_ID_LEN, index, errors)
-    model = _check_str(ev, "model", MAX_TEXT_LEN, index, errors)
-    agent_name = _check_str(ev, "agent_name", MAX_TEXT_LEN, index, errors)
-    tokens_in = _check_count(ev, "tokens_in", index, errors)
-    tokens_out = _check_count(ev, "tokens_out", index, errors)
-
-    duration = ev.get("duration_ms")
+    get = ev.get
+    event_type = get("event_type")
+    if event_type is None:
+        event_type = "generic"
+    elif type(event_type) is not str or not event_type or len(event_type) > MAX_TEXT_LEN:
+        _bad_text(errors, index, "event_type", event_type, MAX_TEXT_LEN)
+        if type(event_type) is not str:
+            event_type = "generic"
+    session_id = get("session_id")
+    if session_id is None:
+        session_id = "unknown"
+    elif type(session_id) is not str or not session_id or len(session_id) > MAX_ID_LEN:
+        _bad_text(errors, index, "session_id", session_id, MAX_ID_LEN)
+    event_id = get("event_id")
+    if event_id is not None and (type(event_id) is not str or not event_id or len(event_id) > MAX_ID_LEN):
+        _bad_text(errors, index, "event_id", event_id, MAX_ID_LEN)
+    model = get("model")
+    if model is not None and (type(model) is not str or len(model) > MAX_TEXT_LEN):
+        _bad_text(errors, index, "model", model, MAX_TEXT_LEN)
+    agent_name = get("agent_name")
+    if agent_name is not None and (type(agent_name) is not str or len(agent_name) > MAX_TEXT_LEN):
+        _bad_text(errors, index, "agent_name", agent_name, MAX_TEXT_LEN)
+    tokens_in = get("tokens_in")
+    if tokens_in is not None and (type(tokens_in) is not int or not 0 <= tokens_in <= MAX_TOKENS):
+        _bad_count(errors, index, "tokens_in", tokens_in)
+    tokens_out = get("tokens_out")
+    if tokens_out is not None and (type(tokens_out) is not int or not 0 <= tokens_out <= MAX_TOKENS):
+        _bad_count(errors, index, "tokens_out", tokens_out)
+    duration = get("duration_ms")
     if duration is not None:
         kind = type(duration)
-        if kind is not int and kind is not float:
-            _err(errors, index, "duration_ms", f"must be a non-negative number, got {_type_name(duration)}")
-        elif not duration >= 0:
-            _err(errors, index, "duration_ms", f"must be a non-negative number, got {duration}")
-        elif duration > MAX_DURATION_MS:
-            _err(errors, index, "duration_ms",
-                 f"must be at most 10^15 milliseconds (about 31,700 years), got {duration}")
+        if (kind is not int and kind is not float) or not 0 <= duration <= MAX_DURATION_MS:
+            _bad_duration(errors, index, duration)
 
-    timestamp = ev.get("timestamp")
+    timestamp = get("timestamp")
     if timestamp is None:
         timestamp = now
     elif type(timestamp) is not str:
@@ -390,31 +260,40 @@ def validate_event(ev: Any, index: int, errors: list, now: str, *, limit: str = 
                      f"is {ahead}in the future: {timestamp} (server time {now}; the accepted "
                      f"skew is set by OBSCTL_MAX_FUTURE_SKEW)")
 
-    objects = []
-    for name in _OBJECT_FIELDS:
-        value = ev.get(name)
+    input_data = get("input_data")
+    output_data = get("output_data")
+    tool_call = get("tool_call")
+    decision_trace = get("decision_trace")
+    metadata = get("metadata")
+    objects = (input_data, output_data, tool_call, decision_trace, metadata)
+    encoded = None
+    for value in objects:
         if value is not None and type(value) is not dict:
-            _err(errors, index, name, f"must be a JSON object or null, got {_type_name(value)}")
-        elif value is not None:
-            try:
-                _dumps(value)
-            except TypeError as exc:
-                _err(errors, index, name, f"cannot be stored as JSON: {exc}")
-        objects.append(value)
-    input_data, output_data, tool_call, decision_trace, metadata = objects
+            break
+    else:
+        try:
+            encoded = [_dumps(value).decode() if value is not None else None for value in objects]
+        except TypeError:
+            encoded = None  # e.g. an integer beyond 64 bits
+    if encoded is None:
+        _bad_objects(errors, index, objects)
 
     # Read by session_end only, but a wrong type is an error on any event.
-    status = ev.get("status")
+    status = get("status")
     if status is not None and type(status) is not str:
         _err(errors, index, "status", f"must be a string, got {_type_name(status)}")
-    final_in = _check_count(ev, "total_tokens_in", index, errors)
-    final_out = _check_count(ev, "total_tokens_out", index, errors)
+    final_in = get("total_tokens_in")
+    if final_in is not None and (type(final_in) is not int or not 0 <= final_in <= MAX_TOKENS):
+        _bad_count(errors, index, "total_tokens_in", final_in)
+    final_out = get("total_tokens_out")
+    if final_out is not None and (type(final_out) is not int or not 0 <= final_out <= MAX_TOKENS):
+        _bad_count(errors, index, "total_tokens_out", final_out)
     if event_type == "session_start":
-        if ev.get("session_id") is None:
+        if get("session_id") is None:
             _err(errors, index, "session_id", "is required for session_start")
-        if agent_name is None and ev.get("agent_name") is None:
+        if agent_name is None:
             _err(errors, index, "agent_name", "is required for session_start")
-    parent_id = ev.get("parent_id")
+    parent_id = get("parent_id")
     if parent_id is not None and type(parent_id) is not str:
         _err(errors, index, "parent_id", f"must be a string, got {_type_name(parent_id)}")
 
@@ -424,21 +303,69 @@ def validate_event(ev: Any, index: int, errors: list, now: str, *, limit: str = 
     client_id = event_id is not None
     if not client_id:
         event_id = str(uuid.uuid4())
-    tool_name = tool_field(tool_call, "name")
-    if tool_name is not None and type(tool_name) is not str:
-        tool_name = str(tool_name)[:MAX_TEXT_LEN]
-    meta_json = _dumps(metadata).decode() if metadata is not None else None
-    row = (
+    tool_name = None
+    if tool_call is not None:
+        tool_name = tool_field(tool_call, "name")
+        if tool_name is not None and type(tool_name) is not str:
+            tool_name = str(tool_name)[:MAX_TEXT_LEN]
+    input_json, output_json, tool_json, trace_json, metadata_json = encoded
+    row = _new_row(EventRow, (
         event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, duration,
-        _dumps(input_data).decode() if input_data is not None else None,
-        _dumps(output_data).decode() if output_data is not None else None,
-        _dumps(tool_call).decode() if tool_call is not None else None,
-        _dumps(decision_trace).decode() if decision_trace is not None else None,
-        meta_json, agent_name, tool_name,
-        1 if is_error_event(event_type, output_data, tool_call) else 0,
-        parent_id,
-    )
-    return ValidEvent(row, client_id, status, final_in, final_out, meta_json, unknown)
+        input_json, output_json, tool_json, trace_json, metadata_json, agent_name, tool_name,
+        1 if is_error_event(event_type, output_data, tool_call) else 0, parent_id,
+    ))
+    return _new_row(ValidEvent, (row, client_id, status, final_in, final_out, unknown))
+
+
+# A named tuple (EventRow, ValidEvent) from a tuple of its fields, without the generated
+# __new__'s argument handling, which costs more than the rest of building a row.
+_new_row = tuple.__new__
+
+
+def _bad_text(errors: list, index: int, name: str, value: Any, maxlen: int) -> None:
+    if type(value) is not str:
+        _err(errors, index, name, f"must be a string, got {_type_name(value)}")
+    elif len(value) > maxlen:
+        _err(errors, index, name, f"must be at most {maxlen} characters (got {len(value)})")
+    else:
+        _err(errors, index, name, "must not be empty")
+
+
+def _bad_count(errors: list, index: int, name: str, value: Any) -> None:
+    if type(value) is float:
+        # `1e30` or `2.5` is a number, just not an integer: show the value, not its type.
+        limit = f" of at most {MAX_TOKENS}" if value > MAX_TOKENS else ""
+        _err(errors, index, name, f"must be a non-negative integer{limit}, got {value!r}")
+    elif type(value) is not int:
+        _err(errors, index, name, f"must be a non-negative integer, got {_type_name(value)}")
+    elif value < 0:
+        _err(errors, index, name, f"must be a non-negative integer, got {value}")
+    else:
+        _err(errors, index, name, f"must be at most {MAX_TOKENS}, got {value}")
+
+
+def _bad_duration(errors: list, index: int, duration: Any) -> None:
+    kind = type(duration)
+    if kind is not int and kind is not float:
+        _err(errors, index, "duration_ms", f"must be a non-negative number, got {_type_name(duration)}")
+    elif not duration >= 0:
+        _err(errors, index, "duration_ms", f"must be a non-negative number, got {duration}")
+    else:
+        _err(errors, index, "duration_ms",
+             f"must be at most 10^15 milliseconds (about 31,700 years), got {duration}")
+
+
+def _bad_objects(errors: list, index: int, objects: tuple) -> None:
+    for name, value in zip(_OBJECT_FIELDS, objects):
+        if value is None:
+            continue
+        if type(value) is not dict:
+            _err(errors, index, name, f"must be a JSON object or null, got {_type_name(value)}")
+            continue
+        try:
+            _dumps(value)
+        except TypeError as exc:
+            _err(errors, index, name, f"cannot be stored as JSON: {exc}")
 
 
 def validate_events(
@@ -463,17 +390,13 @@ def validate_events(
         limit = format_ts(current + max_future)
     valid = []
     append = valid.append
-    fast = _fast_validate
-    for offset, ev in enumerate(raw):
-        result = fast(ev, now, limit)
-        if result is None or result.unknown is not None:
-            if result is None or strict_fields:
-                result = validate_event(ev, first_index + offset, errors, now, limit=limit,
-                                        skew=max_future, strict_fields=strict_fields)
-                if result is None:
-                    continue
-            if result.unknown is not None and unknown is not None:
-                unknown.add(result.unknown)
+    validate = validate_event
+    for index, ev in enumerate(raw, first_index):
+        result = validate(ev, index, errors, now, limit, max_future, strict_fields)
+        if result is None:
+            continue
+        if result.unknown is not None and unknown is not None:
+            unknown.add(result.unknown)
         append(result)
     return valid, errors
 
@@ -534,7 +457,7 @@ def store_events(store: Store, valid: Sequence[ValidEvent]) -> IngestResult:
     stored = store.run_write(lambda uow: _store(uow, valid))
     result.stored = stored
     result.duplicates = len(valid) - stored
-    result.sessions = {v.row[1] for v in valid}
+    result.sessions = {v.row.session_id for v in valid}
     return result
 
 
@@ -549,7 +472,7 @@ def _store(store: Store, valid: Sequence[ValidEvent]) -> int:
                     if _write(store, prepared, skip_existing=True) != len(rows):
                         raise _SomeAlreadyStored()
             except _SomeAlreadyStored:
-                client_ids = [v.row[0] for v in valid if v.client_id]
+                client_ids = [v.row.event_id for v in valid if v.client_id]
                 prepared = _prepare(valid, store.ingest.existing_event_ids(client_ids))
                 rows = prepared[0]
                 _write(store, prepared)
@@ -576,34 +499,34 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str]):
     ends = []
     for v in valid:
         row = v.row
-        event_id = row[0]
+        event_id = row.event_id
         if event_id in seen:
             continue
         seen.add(event_id)
         rows.append(row)
-        session_id, event_type, ts = row[1], row[2], row[3]
+        session_id, event_type, ts, agent = row.session_id, row.event_type, row.timestamp, row.agent_name
         d = deltas.get(session_id)
         if d is None:
             # session_id, agent, started_at, in, out, events, errors, duration, last event,
             # body events, body errors (the last two leave session_start/session_end out)
-            d = deltas[session_id] = [session_id, row[13] or "unknown", ts, 0, 0, 0, 0, 0.0, ts, 0, 0]
-        elif d[1] == "unknown" and row[13]:
-            d[1] = row[13]
-        d[3] += row[5] or 0
-        d[4] += row[6] or 0
+            d = deltas[session_id] = [session_id, agent or "unknown", ts, 0, 0, 0, 0, 0.0, ts, 0, 0]
+        elif d[1] == "unknown" and agent:
+            d[1] = agent
+        d[3] += row.tokens_in or 0
+        d[4] += row.tokens_out or 0
         d[5] += 1
-        d[6] += row[15]
-        d[7] += row[7] or 0
+        d[6] += row.is_error
+        d[7] += row.duration_ms or 0
         if ts < d[2]:
             d[2] = ts
         elif ts > d[8]:
             d[8] = ts
         if event_type == "session_start":
-            starts.append((row[13], v.metadata, ts, session_id))
+            starts.append((agent, row.metadata, ts, session_id))
         elif event_type == "session_end":
             status = v.status if v.status in ("completed", "error") else "completed"
             ends.append((ts, status, v.final_in, v.final_out, session_id))
         else:
             d[9] += 1
-            d[10] += row[15]
+            d[10] += row.is_error
     return rows, deltas, starts, ends

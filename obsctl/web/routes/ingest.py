@@ -1,8 +1,9 @@
 from flask import Blueprint
 
+from obsctl.models.ingest import EventBatch, EventInput, IngestResponse
 from obsctl.services.ingest import ingest_events, parse_batch_body
 from obsctl.web.http import get_settings, get_store, json_body, json_response
-from obsctl.web.openapi_util import STORAGE_FULL, error_responses, json_content, operation
+from obsctl.web.openapi_util import STORAGE_FULL, error_responses, json_content, operation, ref
 
 blueprint = Blueprint("events", __name__)
 RATE_GROUP = "events"
@@ -16,6 +17,9 @@ def post_events():
     return json_response(result.as_response())
 
 
+# EventInput is named for its own minProperties (models/ingest.py).
+OPENAPI_MODELS = (EventBatch, EventInput, IngestResponse)
+
 OPENAPI_PATHS = {
     "/events": {
         "post": operation(
@@ -26,41 +30,8 @@ OPENAPI_PATHS = {
             "that has no event field, or a timestamp more than OBSCTL_MAX_FUTURE_SKEW (default "
             "1 day) ahead of the server clock, is a 400. Fields that are not event fields are "
             "ignored, and reported in warnings",
-            request=json_content({
-                "type": "object",
-                "required": ["events"],
-                "additionalProperties": False,
-                "properties": {"events": {"type": "array",
-                                          "items": {"$ref": "#/components/schemas/EventInput"}}},
-            }),
-            ok=json_content({
-                "type": "object",
-                "required": ["status", "processed", "duplicates"],
-                "properties": {
-                    "status": {"type": "string", "enum": ["ok"]},
-                    "processed": {"type": "integer", "minimum": 0},
-                    "duplicates": {"type": "integer", "minimum": 0},
-                    "warnings": {
-                        "type": "array",
-                        "description": "Present when there is something to say: events with "
-                                       "fields that are not event fields (stored without them)",
-                        "items": {
-                            "type": "object",
-                            "required": ["code", "message"],
-                            "properties": {
-                                "code": {"type": "string", "enum": ["unknown_fields"]},
-                                "message": {"type": "string",
-                                            "examples": ["3 events had unknown fields: evnt_type (3)"]},
-                                "events": {"type": "integer", "minimum": 1},
-                                "fields": {"type": "object",
-                                           "description": "events per unknown field name, the "
-                                                          "most frequent first (at most 10)",
-                                           "additionalProperties": {"type": "integer"}},
-                            },
-                        },
-                    },
-                },
-            }),
+            request=json_content(ref(EventBatch)),
+            ok=json_content(ref(IngestResponse)),
             errors=error_responses(400, 413, 503),
             extra_responses=STORAGE_FULL,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
+from obsctl.models.postmortem import PostmortemCandidates, PostmortemReport
 from obsctl.services import postmortem as service
 from obsctl.services.pricing import pricer_for
 from obsctl.web.http import get_settings, get_store, int_arg, json_response, str_arg
@@ -13,9 +14,9 @@ from obsctl.web.openapi_util import (
     json_content,
     operation,
     query_param,
+    ref,
     session_id_param,
 )
-from obsctl.web.routes.postmortem_schemas import POSTMORTEM_SCHEMAS
 
 blueprint = Blueprint("postmortem", __name__)
 RATE_GROUP = "postmortem"
@@ -38,7 +39,7 @@ def postmortem(session_id: str):
     return json_response(service.postmortem_session(get_store(), session_id, pricer=pricer_for(get_settings())))
 
 
-OPENAPI_SCHEMAS = POSTMORTEM_SCHEMAS
+OPENAPI_MODELS = (PostmortemCandidates, PostmortemReport)
 
 OPENAPI_PATHS = {
     "/postmortem/candidates": {
@@ -53,15 +54,7 @@ OPENAPI_PATHS = {
                 int_query_param(service.CANDIDATES_DAYS,
                                 "Only sessions started in the last N days; default: all"),
             ],
-            ok=json_content({
-                "type": "object",
-                "required": ["candidates", "total"],
-                "properties": {
-                    "candidates": {"type": "array",
-                                   "items": {"$ref": "#/components/schemas/PostmortemCandidate"}},
-                    "total": {"type": "integer", "minimum": 0},
-                },
-            }),
+            ok=json_content(ref(PostmortemCandidates)),
             errors=error_responses(400),
         )
     },
@@ -70,7 +63,7 @@ OPENAPI_PATHS = {
             "postmortem",
             "Generate the postmortem report of one session (no request body)",
             params=[session_id_param()],
-            ok=json_content({"$ref": "#/components/schemas/PostmortemReport"}),
+            ok=json_content(ref(PostmortemReport)),
             errors=error_responses(404),
         )
     },

@@ -6,6 +6,7 @@ The explain and export routes take any session id, including ids with `/` (path 
 
 from flask import Blueprint, Response, request
 
+from obsctl.models.sessions import CompareRequest, SessionComparison, SessionExplanation, SessionExport
 from obsctl.services.sessions.compare import compare_sessions, parse_compare_body
 from obsctl.services.sessions.explain import explain_session
 from obsctl.services.sessions.export import export_session
@@ -15,9 +16,9 @@ from obsctl.web.openapi_util import (
     json_content,
     operation,
     query_param,
+    ref,
     session_id_param,
 )
-from obsctl.web.routes.session_views_schemas import SCHEMAS
 
 blueprint = Blueprint("session_views", __name__)
 RATE_GROUP = "sessions"
@@ -51,7 +52,7 @@ def compare():
     return json_response(compare_sessions(get_store(), session_a, session_b))
 
 
-OPENAPI_SCHEMAS = SCHEMAS
+OPENAPI_MODELS = (CompareRequest, SessionComparison, SessionExplanation, SessionExport)
 
 OPENAPI_PATHS = {
     "/sessions/{session_id}/explain": {
@@ -59,7 +60,7 @@ OPENAPI_PATHS = {
             "sessions",
             "A session explained as Markdown: header, timeline of every event, summary",
             params=[session_id_param()],
-            ok=json_content({"$ref": "#/components/schemas/SessionExplanation"}),
+            ok=json_content(ref(SessionExplanation)),
             errors=error_responses(404),
         )
     },
@@ -75,7 +76,7 @@ OPENAPI_PATHS = {
                 "description": "The export; CSV has the 13 columns of spec 2.3 and a "
                                'Content-Disposition: attachment; filename="session-<id>.csv" header',
                 "content": {
-                    "application/json": {"schema": {"$ref": "#/components/schemas/SessionExport"}},
+                    "application/json": {"schema": ref(SessionExport)},
                     "text/csv": {"schema": {"type": "string"}},
                 },
             },
@@ -86,13 +87,8 @@ OPENAPI_PATHS = {
         "post": operation(
             "sessions",
             "Compare session_b against the baseline session_a",
-            request=json_content({
-                "type": "object",
-                "required": ["session_a", "session_b"],
-                "properties": {"session_a": {"type": "string", "minLength": 1},
-                               "session_b": {"type": "string", "minLength": 1}},
-            }),
-            ok=json_content({"$ref": "#/components/schemas/SessionComparison"}),
+            request=json_content(ref(CompareRequest)),
+            ok=json_content(ref(SessionComparison)),
             errors=error_responses(400, 404, 413),
         )
     },

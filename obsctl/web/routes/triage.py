@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
+from obsctl.models.triage import TriageBatch, TriageReport
 from obsctl.services import triage as service
 from obsctl.services.pricing import pricer_for
 from obsctl.web.http import get_settings, get_store, int_arg, json_response, str_arg
@@ -13,9 +14,9 @@ from obsctl.web.openapi_util import (
     json_content,
     operation,
     query_param,
+    ref,
     session_id_param,
 )
-from obsctl.web.routes.triage_schemas import TRIAGE_SCHEMAS
 
 blueprint = Blueprint("triage", __name__)
 RATE_GROUP = "triage"
@@ -39,7 +40,7 @@ def triage_session(session_id: str):
     return json_response(service.triage_session(get_store(), session_id, pricer=pricer_for(get_settings())))
 
 
-OPENAPI_SCHEMAS = TRIAGE_SCHEMAS
+OPENAPI_MODELS = (TriageBatch, TriageReport)
 
 OPENAPI_PATHS = {
     "/triage/batch": {
@@ -51,16 +52,7 @@ OPENAPI_PATHS = {
                 int_query_param(service.BATCH_MIN_EVENTS, "Only sessions with at least this many events"),
                 query_param("agent", {"type": "string"}, "Only this agent's sessions"),
             ],
-            ok=json_content({
-                "type": "object",
-                "required": ["reports", "total"],
-                "properties": {
-                    "reports": {"type": "array", "items": {"$ref": "#/components/schemas/TriageReport"}},
-                    "total": {"type": "integer", "minimum": 0,
-                              "description": "Sessions matching the filters (reports covers the "
-                                             "most recent `limit` of them)"},
-                },
-            }),
+            ok=json_content(ref(TriageBatch)),
             errors=error_responses(400),
         )
     },
@@ -69,7 +61,7 @@ OPENAPI_PATHS = {
             "triage",
             "Triage one session: health score, grade, severity-ranked findings",
             params=[session_id_param()],
-            ok=json_content({"$ref": "#/components/schemas/TriageReport"}),
+            ok=json_content(ref(TriageReport)),
             errors=error_responses(404),
         )
     },

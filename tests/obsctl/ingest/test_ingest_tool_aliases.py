@@ -18,11 +18,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from obsctl.services.ingest import NO_LIMIT, _fast_validate, ingest_events, validate_event
+from obsctl.services.ingest import ingest_events, validate_event
 from obsctl.services.metrics import compute_metric
 from obsctl.services.sessions.explain import explain_session
 from obsctl.services.sessions.fields import error_message, tool_parts
-from obsctl.vocabulary import is_error_event
+from obsctl.vocabulary import is_error_event, tool_field
 from tests.store_support import open_db
 
 DATA = Path(__file__).parent.parent.parent / "data"
@@ -180,14 +180,19 @@ def test_ingest_stores_tool_name_and_is_error_from_either_spelling(db):
     assert db.conn.execute("SELECT error_count FROM sessions").fetchone() == (1,)
 
 
-def test_fast_and_full_validation_build_the_same_rows():
+def test_validated_rows_use_the_vocabulary_definitions():
+    # Ingest validation is one function; the is_error and tool_name it stores are the
+    # vocabulary's, for every spelling in the samples.
     now = "2026-01-15T12:00:00.000Z"
     for ev in load(SDK_SESSION) + load(ALIAS_CASES):
-        fast = _fast_validate(ev, now, NO_LIMIT)
-        full = validate_event(ev, 0, errors := [], now)
+        valid = validate_event(ev, 0, errors := [], now)
         assert not errors
-        if fast is not None:  # lifecycle events always take the full path
-            assert fast.row == full.row, ev["event_id"]
+        row = valid.row
+        expected_error = is_error_event(ev.get("event_type") or "generic", ev.get("output_data"),
+                                        ev.get("tool_call"))
+        assert row.is_error == (1 if expected_error else 0), ev["event_id"]
+        name = tool_field(ev.get("tool_call"), "name")
+        assert row.tool_name == (name if name is None or isinstance(name, str) else str(name)), ev["event_id"]
 
 
 def _old_database(path: Path):

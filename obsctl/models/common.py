@@ -1,0 +1,66 @@
+"""Field types shared by the declared response models."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from obsctl.services.rates import DEFINITIONS
+
+Timestamp = Annotated[str, Meta(description="UTC ISO 8601 with milliseconds and Z",
+                                examples=["2026-11-21T20:42:19.123Z"])]
+Count = Annotated[int, Meta(ge=0)]
+Percent = Annotated[float, Meta(ge=0, le=100)]
+JsonObject = dict[str, Any]
+SAME_AS_ERROR_EVENT_RATE = "The error_event_rate under the spec's name"
+
+
+def rate(name: str, base: Any, note: str = "") -> Any:
+    """`base` described by the rate vocabulary's definition of `name` (services/rates.py),
+    plus `note` (e.g. which rate a spec field named `error_rate` is)."""
+    return Annotated[base, Meta(description=DEFINITIONS[name] + (f". {note}" if note else ""))]
+
+
+class SessionCounts(Struct):
+    """A session's event counts and error event rate, in triage metrics, postmortem reports and
+    candidates alike (services/rates.py SessionEventCounts.view)."""
+
+    event_count: rate("event_count", Count)
+    error_count: rate("error_count", Count)
+    body_events: rate("body_events", Count)
+    error_events: rate("error_events", Count)
+    error_event_rate: rate("error_event_rate", Percent)
+
+
+class ModelCost(Struct):
+    model: str | None
+    calls: Count
+    tokens_in: Count
+    tokens_out: Count
+    cost_usd: float | None
+    priced: bool
+
+
+class FailedStepsCost(Struct):
+    events: Count
+    tokens_in: Count
+    tokens_out: Count
+    total_tokens: Count
+    cost_usd: float | None
+    token_share_pct: float
+
+
+class ErrorDetail(Struct, omit_defaults=True):
+    """One problem of a rejected input: which event (index) and field, and what is wrong"""
+
+    index: int | UnsetType = UNSET
+    field: str | None | UnsetType = UNSET
+    message: str | UnsetType = UNSET
+
+
+class Error(Struct, omit_defaults=True):
+    """Every error body"""
+
+    error: str
+    details: list[ErrorDetail] | UnsetType = UNSET

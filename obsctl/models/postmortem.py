@@ -1,0 +1,163 @@
+"""The postmortem report and its candidates (`/postmortem`), as declared models."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from msgspec import Meta, Struct
+
+from obsctl.models.common import (
+    SAME_AS_ERROR_EVENT_RATE,
+    Count,
+    FailedStepsCost,
+    ModelCost,
+    Percent,
+    SessionCounts,
+    Timestamp,
+    rate,
+)
+
+Sev = Literal["SEV-1", "SEV-2", "SEV-3", "SEV-4", "none"]
+SessionStatus = Literal["active", "completed", "error"]
+SevReason = Annotated[str, Meta(description="Why the severity: the counts and the threshold that decided it")]
+AtLeastOne = Annotated[int, Meta(ge=1)]
+
+
+class PostmortemCandidate(SessionCounts):
+    session_id: str
+    agent_name: str
+    started_at: Timestamp
+    status: SessionStatus
+    error_rate: rate("error_event_rate", Percent, SAME_AS_ERROR_EVENT_RATE)
+    severity: Sev
+    severity_reason: SevReason
+
+
+class CascadeError(Struct):
+    event_id: str
+    timestamp: Timestamp
+    elapsed_ms: float | None
+    event_type: str
+    tool_name: str | None
+    kind: str
+    message: str | None
+    caused_by: str | None
+    relation: Literal["retry", "same_tool", "followed", "parent"] | None
+
+
+class CascadeRootCause(Struct):
+    event_id: str
+    event_type: str
+    tool_name: str | None
+    kind: str
+    message: str | None
+
+
+class Cascade(Struct):
+    cascade: AtLeastOne
+    length: AtLeastOne
+    path: str
+    root_cause: CascadeRootCause
+    started_at: Timestamp
+    ended_at: Timestamp
+    span_ms: float
+    recovered: bool
+    errors: list[CascadeError]
+
+
+class ErrorCascade(Struct):
+    total_errors: Count
+    cascades: list[Cascade]
+    longest: Count
+    propagated: bool
+
+
+class TimelineEntry(Struct):
+    timestamp: Timestamp
+    elapsed_ms: float | None
+    event_type: str
+    description: str
+    duration_ms: float | None
+    is_error: bool
+    event_id: str
+    tool_name: str | None
+    model: str | None
+    tokens: Count
+    slow: bool
+
+
+class EventTypeCost(Struct):
+    event_type: str
+    events: Count
+    tokens_in: Count
+    tokens_out: Count
+    cost_usd: float | None
+    unpriced_tokens: Count
+
+
+class CostBreakdown(Struct):
+    total_usd: float | None
+    by_model: list[ModelCost]
+    by_event_type: list[EventTypeCost]
+    failed_steps: FailedStepsCost
+    unpriced_models: list[str]
+    unpriced_tokens: Count
+
+
+class FailureMode(Struct):
+    fingerprint: str
+    kind: str
+    count: Count
+    example: str
+
+
+class ToolPerformance(Struct):
+    tool_name: str
+    calls: Count
+    failures: Count
+    success_rate: Percent
+    p50_ms: float | None
+    p95_ms: float | None
+    slow_calls: Count
+    failure_modes: list[FailureMode]
+
+
+class ContributingFactor(Struct):
+    factor: str
+    category: Literal["errors", "loop", "latency", "anomaly", "drift"]
+    title: str
+    likelihood: Annotated[float, Meta(ge=0, le=1)]
+    evidence: list[str]
+    action: str
+
+
+class Recommendation(Struct):
+    factor: str
+    priority: Literal["high", "medium", "low"]
+    action: str
+
+
+class PostmortemReport(SessionCounts):
+    session_id: str
+    agent_name: str
+    generated_at: Timestamp
+    severity: Sev
+    severity_reason: SevReason
+    title: str
+    summary: str
+    status: SessionStatus
+    started_at: Timestamp
+    ended_at: str | None
+    duration_ms: float | None
+    timeline: list[TimelineEntry]
+    error_cascade: ErrorCascade
+    cost_breakdown: CostBreakdown
+    tool_performance: list[ToolPerformance]
+    contributing_factors: list[ContributingFactor]
+    recommendations: list[Recommendation]
+    markdown: Annotated[str, Meta(description="The whole report as Markdown")]
+
+
+class PostmortemCandidates(Struct):
+    candidates: list[PostmortemCandidate]
+    total: Count

@@ -1,0 +1,169 @@
+"""The explain, export and compare responses of sessions, as declared models."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from obsctl.models.common import Count, JsonObject, Timestamp
+
+SessionStatus = Literal["active", "completed", "error"]
+
+
+class ExportEvent(Struct):
+    event_id: str
+    event_type: str
+    timestamp: Timestamp
+    model: str | None
+    tokens_in: int | None
+    tokens_out: int | None
+    duration_ms: float | None
+    input_data: JsonObject | None
+    output_data: JsonObject | None
+    tool_call: JsonObject | None
+    decision_trace: JsonObject | None
+
+
+class ExportedSession(Struct):
+    session_id: str
+    agent_name: str
+    status: SessionStatus
+    started_at: Timestamp
+    ended_at: str | None
+    total_tokens_in: int
+    total_tokens_out: int
+    metadata: JsonObject | None
+
+
+class ExportSummary(Struct):
+    total_events: Count
+    total_tokens: Count
+    models_used: list[str]
+    event_types: list[str]
+    total_duration_ms: Annotated[float, Meta(ge=0)]
+
+
+class SessionExport(Struct):
+    """Spec 2.3. summary.total_tokens and total_duration_ms are sums over the exported events;
+    models_used and event_types are sorted."""
+
+    exported_at: Timestamp
+    session: ExportedSession
+    events: list[ExportEvent]
+    summary: ExportSummary
+
+
+class ModelUsage(Struct):
+    calls: int
+    tokens_in: int
+    tokens_out: int
+
+
+class ToolUsage(Struct):
+    calls: int
+    total_duration: float
+
+
+class SessionSummary(Struct):
+    session_id: str
+    agent_name: str
+    status: SessionStatus
+    tokens_in: int
+    tokens_out: int
+    total_tokens: int
+    event_count: int
+    error_count: int
+    total_processing_ms: Annotated[float, Meta(description="Sum of the events' duration_ms")]
+    avg_event_duration_ms: Annotated[float, Meta(
+        description="Mean over events that have a duration; 0 if none")]
+    session_duration_ms: Annotated[float | None, Meta(
+        description="started_at to ended_at (to the last event while active)")]
+    models: dict[str, ModelUsage]
+    event_types: dict[str, int]
+    tools: dict[str, ToolUsage]
+    metadata: JsonObject | None
+
+
+class Delta(Struct):
+    absolute: Annotated[float, Meta(description="B minus A")]
+    percent: Annotated[float | None, Meta(
+        description="(B - A) / A x 100, 2 decimals; null when A is 0")]
+
+
+class SessionDeltas(Struct):
+    total_tokens: Delta
+    tokens_in: Delta
+    tokens_out: Delta
+    event_count: Delta
+    error_count: Delta
+    total_processing_ms: Delta
+    avg_event_duration_ms: Delta
+
+
+class SharedValues(Struct):
+    event_types: list[str]
+    tools: list[str]
+    models: list[str]
+
+
+class SessionComparison(Struct):
+    compared_at: Timestamp
+    session_a: SessionSummary
+    session_b: SessionSummary
+    deltas: SessionDeltas
+    shared: SharedValues
+
+
+class SessionExplanation(Struct):
+    session_id: str
+    explanation: Annotated[str, Meta(description="Markdown")]
+
+
+class CompareRequest(Struct):
+    """The body of `POST /sessions/compare`: the baseline session_a and session_b"""
+
+    session_a: Annotated[str, Meta(min_length=1)]
+    session_b: Annotated[str, Meta(min_length=1)]
+
+
+class Event(Struct, omit_defaults=True):
+    """A stored event as the API returns it"""
+
+    event_id: str
+    session_id: str
+    event_type: str
+    timestamp: Timestamp
+    is_error: bool
+    model: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    duration_ms: float | None = None
+    input_data: JsonObject | None = None
+    output_data: JsonObject | None = None
+    tool_call: JsonObject | None = None
+    decision_trace: JsonObject | None = None
+    metadata: JsonObject | None = None
+    agent_name: str | None = None
+    parent_id: str | None = None
+
+
+class Session(Struct, omit_defaults=True):
+    """A session as `GET /sessions` lists it"""
+
+    session_id: str
+    agent_name: str
+    started_at: Timestamp
+    status: SessionStatus
+    total_tokens_in: int
+    total_tokens_out: int
+    ended_at: str | None = None
+    metadata: JsonObject | None = None
+    event_count: int | UnsetType = UNSET
+    error_count: int | UnsetType = UNSET
+
+
+class SessionDetail(Session, kw_only=True):
+    """A session with its events (`GET /sessions/<id>`)"""
+
+    events: list[Event]

@@ -1,0 +1,131 @@
+"""The triage report (`GET /triage/<session_id>`, `GET /triage/batch`), as declared models."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from msgspec import Meta, Struct
+
+from obsctl.models.common import (
+    SAME_AS_ERROR_EVENT_RATE,
+    Count,
+    FailedStepsCost,
+    JsonObject,
+    ModelCost,
+    Percent,
+    SessionCounts,
+    Timestamp,
+    rate,
+)
+
+Severity = Literal["info", "warning", "critical"]
+
+
+class TriageFinding(Struct):
+    category: Literal["errors", "tools", "latency", "cost", "anomaly", "drift", "loop"]
+    severity: Severity
+    title: str
+    detail: str
+    suggestion: str
+    evidence: Annotated[JsonObject, Meta(description="The facts behind the finding (per category)")]
+
+
+class ErrorGroup(Struct):
+    fingerprint: str
+    count: Count
+    event_type: str
+    tool_name: str | None
+    kind: str
+    pattern: str
+    example: str
+    first_seen: Timestamp
+    last_seen: Timestamp
+
+
+class BaselineMetric(Struct):
+    value: float | None
+    median: float | None
+    scale: float | None
+    robust_z: float | None
+    change_pct: float | None
+    status: Literal["normal", "anomaly", "drift", "no_data"]
+    severity: Severity | None
+
+
+class TriageMetrics(SessionCounts):
+    duration_ms: float | None
+    total_tokens: Count
+    error_rate: rate("error_event_rate", Percent, SAME_AS_ERROR_EVENT_RATE)
+    tokens_in: Count
+    tokens_out: Count
+    processing_ms: float
+    cost_usd: float | None
+
+
+class TriagePenalties(Struct):
+    errors: float
+    tools: float
+    loops: float
+    latency: float
+    baseline: float
+
+
+class TriageToolStats(Struct):
+    tool_name: str
+    calls: Count
+    failures: Count
+    failure_rate_pct: float
+    slow_calls: Count
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+class TriageLoop(Struct):
+    tool_name: str
+    count: Count
+    input: str | None
+    failures: Count
+    first_seen: Timestamp
+    last_seen: Timestamp
+
+
+class TriageBaseline(Struct):
+    window_days: Count
+    since: Timestamp
+    until: Timestamp
+    sessions: Count
+    required: Count
+    sufficient: bool
+    note: str | None
+    metrics: dict[str, BaselineMetric]
+
+
+class TriageCost(Struct):
+    total_usd: float | None
+    by_model: list[ModelCost]
+    unpriced_models: list[str]
+    unpriced_tokens: Count
+    failed_steps: FailedStepsCost
+
+
+class TriageReport(Struct):
+    session_id: str
+    agent_name: str
+    status: Literal["active", "completed", "error"]
+    health_score: Percent
+    grade: Literal["A+", "A", "B+", "B", "B-", "C+", "C", "D", "F"]
+    severity: Literal["healthy", "info", "warning", "critical"]
+    findings: list[TriageFinding]
+    metrics: TriageMetrics
+    score_penalties: TriagePenalties
+    error_groups: list[ErrorGroup]
+    tools: list[TriageToolStats]
+    loops: list[TriageLoop]
+    baseline: TriageBaseline
+    cost: TriageCost
+
+
+class TriageBatch(Struct):
+    reports: list[TriageReport]
+    total: Annotated[int, Meta(ge=0, description="Sessions matching the filters (reports covers "
+                                                 "the most recent `limit` of them)")]
