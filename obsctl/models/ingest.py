@@ -34,7 +34,7 @@ class EventRow(NamedTuple):
 
 
 # --- The body of `POST /events` and its answer --------------------------------------------------
-# Validation itself is services/ingest.validate_event (every problem of every event, with
+# Validation itself is services/ingest/validation.validate_event (every problem of every event, with
 # messages); these declarations state the same limits for the OpenAPI document.
 
 MAX_ID_LEN = 128
