@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
@@ -18,7 +18,6 @@ Timestamp = Annotated[str, Meta(description="UTC ISO 8601 with milliseconds and 
 Count = Annotated[int, Meta(ge=0)]
 Percent = Annotated[float, Meta(ge=0, le=100)]
 JsonObject = dict[str, Any]
-Grade = Literal["A+", "A", "B+", "B", "B-", "C+", "C", "D", "F"]
 # A field of an input that is accepted and ignored (so that what was read can be sent back).
 ReadOnly = Annotated[Any, Meta(description="Read-only: accepted and ignored",
                                extra_json_schema={"readOnly": True})] | UnsetType
@@ -29,6 +28,10 @@ def one_of(values) -> Any:
     """A string that is one of `values` (a tuple, or the keys of a dict, declared elsewhere),
     listed in their declared order (a Literal's enum would come out sorted)."""
     return Annotated[str, Meta(extra_json_schema={"enum": list(values)})]
+
+
+GRADES = ("A+", "A", "B+", "B", "B-", "C+", "C", "D", "F")  # best first (services/grades.py)
+Grade = one_of(GRADES)
 
 
 def bounded(param, **meta) -> Any:
