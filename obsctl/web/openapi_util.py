@@ -37,6 +37,9 @@ def model_schemas(models) -> dict:
     merged into its schema; descriptions from docstrings are joined onto one line.
     """
     _, components = msgspec.json.schema_components(models, ref_template=_SCHEMA_REF)
+    clash = [name for name in components if "." in name]
+    if clash:  # msgspec qualifies the names of two models called alike: name each once
+        raise RuntimeError(f"model names declared twice: {sorted(clash)}")
     for schema in components.values():
         if "description" in schema:
             schema["description"] = " ".join(schema["description"].split())
@@ -130,10 +133,7 @@ BASE_COMPONENTS: dict = {
         "ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key",
                    "description": "Required on every route but /health when SERVICE_API_KEY is set"}
     },
-    "schemas": {
-        "Timestamp": {"type": "string", "description": "UTC ISO 8601 with milliseconds and Z",
-                      "examples": ["2026-11-21T20:42:19.123Z"]},
-    },
+    "schemas": {},  # generated from the declared models (model_schemas)
     "responses": {
         "BadRequest": _error_response("Invalid input"),
         "Unauthorized": _error_response("Missing or invalid X-API-Key"),
