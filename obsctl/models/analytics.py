@@ -69,7 +69,8 @@ class HourActivity(Struct):
 
 class Analytics(Struct):
     overview: AnalyticsOverview
-    duration: AnalyticsDuration
+    duration: Annotated[AnalyticsDuration, Meta(
+        description="Wall-clock duration of ended sessions; null when none has ended")]
     top_agents: Annotated[list[AgentUsage], Meta(
         max_length=10, description="Top 10 agents by total tokens")]
     model_usage: Annotated[list[AnalyticsModelUsage], Meta(description="Events with a model, most calls first")]

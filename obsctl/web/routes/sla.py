@@ -97,11 +97,7 @@ OPENAPI_PATHS = {
         ),
         "get": operation(
             "sla", "All SLA targets, by agent then metric",
-            ok=json_content({
-                "type": "object", "required": ["targets", "total"],
-                "properties": {"targets": {"type": "array", "items": ref(SlaTarget)},
-                               "total": {"type": "integer", "minimum": 0}},
-            }),
+            ok=json_content(ref(SlaTargetList)),
         ),
         "delete": _described(operation(
             "sla", "Remove the SLA target of (agent_name, metric); its history stays",
