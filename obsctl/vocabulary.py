@@ -1,5 +1,9 @@
-"""Event vocabulary shared by every service: the single error predicate, the tool_call
-field aliases and lifecycle types."""
+"""Vocabulary shared by the services, the declared models and the CLI: the single error
+predicate, the tool_call field aliases and lifecycle types, the rate definitions, the metrics of
+alert rules and SLA targets, and the spellings of their comparison operators.
+
+Nothing here imports a service, so models (obsctl/models) can state the same names and enums.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,50 @@ from typing import Any
 LIFECYCLE_TYPES = frozenset({"session_start", "session_end"})
 ERROR_TYPES = frozenset({"error", "timeout", "rate_limit"})
 SESSION_STATUSES = ("active", "completed", "error")
+
+# One sentence per rate name (services/rates.py), for the field descriptions of the API document.
+RATE_DEFINITIONS = {
+    "event_count": "Every stored event of the session, session_start and session_end included "
+                   "(as in `sessions list`)",
+    "error_count": "The error events among event_count",
+    "body_events": "Events other than session_start and session_end",
+    "error_events": "The body events that are errors",
+    "error_event_rate": "Percent (0-100, two decimals) of the body events that are errors: "
+                        "error_events / body_events",
+    "sessions": "Sessions counted",
+    "error_sessions": "Sessions whose status is error",
+    "error_session_rate": "Percent (0-100, two decimals) of the sessions whose status is error: "
+                          "error_sessions / sessions",
+}
+
+# The seven agent metrics of alert rules and SLA targets (services/metrics.py computes them):
+# name -> one-line description (also the body of `GET /alerts/metrics`).
+METRICS: dict[str, str] = {
+    "avg_duration_ms": "Mean duration_ms of the window's events that have one",
+    "p95_duration_ms": "95th percentile (nearest rank) of the same durations",
+    "error_rate": "Percent of the window's events that are errors (0-100): its error_event_rate",
+    "tool_error_rate": "Percent of tool events (a tool_call, or type tool_call/tool_error) that are errors",
+    "avg_tokens": "Mean tokens (in + out) per session, over the sessions with events in the window",
+    "avg_cost": "Mean USD cost per session, same sessions (unpriced events add nothing; null if none priced)",
+    "session_count": "Sessions whose started_at is in the window (0 when none)",
+}
+
+# Comparison operators (services/operators.py): the symbols are canonical; the words are
+# accepted too because `<` and `>` are shell redirections.
+OPERATORS = ("<", ">", "<=", ">=", "==", "!=")
+OPERATOR_WORDS = {"lt": "<", "gt": ">", "le": "<=", "lte": "<=", "ge": ">=", "gte": ">=",
+                  "eq": "==", "ne": "!="}
+
+
+def operator_words(allowed: tuple[str, ...]) -> list[str]:
+    """The word spellings of the `allowed` symbols, in OPERATOR_WORDS order."""
+    return [word for word, symbol in OPERATOR_WORDS.items() if symbol in allowed]
+
+
+def operator_spellings(allowed: tuple[str, ...] = OPERATORS) -> list[str]:
+    """Every accepted spelling of the `allowed` operators (for the OpenAPI enum)."""
+    return [*allowed, *operator_words(allowed)]
+
 
 # tool_call keys: the spec's spelling and the alias some SDKs send instead. The spec's key
 # wins when both are present (not null).

@@ -6,18 +6,41 @@ from typing import Annotated, Any
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from obsctl.services.rates import DEFINITIONS
+from obsctl.vocabulary import RATE_DEFINITIONS as DEFINITIONS
+
+# A character that Python's str.strip() keeps (not str.isspace()): the services call a string
+# blank when strip() leaves nothing. ECMA-262's \S differs: it matches U+001C..U+001F, which
+# Python strips, and not U+FEFF, which Python keeps.
+NOT_BLANK = "[^\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
 
 Timestamp = Annotated[str, Meta(description="UTC ISO 8601 with milliseconds and Z",
                                 examples=["2026-11-21T20:42:19.123Z"])]
 Count = Annotated[int, Meta(ge=0)]
 Percent = Annotated[float, Meta(ge=0, le=100)]
 JsonObject = dict[str, Any]
+# A field of an input that is accepted and ignored (so that what was read can be sent back).
+ReadOnly = Annotated[Any, Meta(description="Read-only: accepted and ignored",
+                               extra_json_schema={"readOnly": True})] | UnsetType
 SAME_AS_ERROR_EVENT_RATE = "The error_event_rate under the spec's name"
 
 
+def one_of(values) -> Any:
+    """A string that is one of `values` (a tuple, or the keys of a dict, declared elsewhere),
+    listed in their declared order (a Literal's enum would come out sorted)."""
+    return Annotated[str, Meta(extra_json_schema={"enum": list(values)})]
+
+
+GRADES = ("A+", "A", "B+", "B", "B-", "C+", "C", "D", "F")  # best first (services/grades.py)
+Grade = one_of(GRADES)
+
+
+def bounded(param, **meta) -> Any:
+    """An integer within the bounds of an IntParam (obsctl.params) declared elsewhere."""
+    return Annotated[int, Meta(ge=param.low, le=param.high, **meta)]
+
+
 def rate(name: str, base: Any, note: str = "") -> Any:
-    """`base` described by the rate vocabulary's definition of `name` (services/rates.py),
+    """`base` described by the rate vocabulary's definition of `name` (obsctl/vocabulary.py),
     plus `note` (e.g. which rate a spec field named `error_rate` is)."""
     return Annotated[base, Meta(description=DEFINITIONS[name] + (f". {note}" if note else ""))]
 

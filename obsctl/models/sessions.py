@@ -167,3 +167,10 @@ class SessionDetail(Session, kw_only=True):
     """A session with its events (`GET /sessions/<id>`)"""
 
     events: list[Event]
+
+
+class SessionList(Struct):
+    """A page of sessions (`GET /sessions`), newest first; total counts every match"""
+
+    sessions: list[Session]
+    total: Count

@@ -10,6 +10,7 @@ from obsctl.models.common import (
     SAME_AS_ERROR_EVENT_RATE,
     Count,
     FailedStepsCost,
+    Grade,
     JsonObject,
     ModelCost,
     Percent,
@@ -113,7 +114,7 @@ class TriageReport(Struct):
     agent_name: str
     status: Literal["active", "completed", "error"]
     health_score: Percent
-    grade: Literal["A+", "A", "B+", "B", "B-", "C+", "C", "D", "F"]
+    grade: Grade
     severity: Literal["healthy", "info", "warning", "critical"]
     findings: list[TriageFinding]
     metrics: TriageMetrics

@@ -25,16 +25,10 @@ from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
 from obsctl.services.pricing import Pricer
 from obsctl.store import Store
+from obsctl.vocabulary import METRICS
 
-METRICS: dict[str, str] = {
-    "avg_duration_ms": "Mean duration_ms of the window's events that have one",
-    "p95_duration_ms": "95th percentile (nearest rank) of the same durations",
-    "error_rate": "Percent of the window's events that are errors (0-100): its error_event_rate",
-    "tool_error_rate": "Percent of tool events (a tool_call, or type tool_call/tool_error) that are errors",
-    "avg_tokens": "Mean tokens (in + out) per session, over the sessions with events in the window",
-    "avg_cost": "Mean USD cost per session, same sessions (unpriced events add nothing; null if none priced)",
-    "session_count": "Sessions whose started_at is in the window (0 when none)",
-}
+# METRICS (name -> description) is declared in obsctl/vocabulary.py, where the models read it.
+
 
 def check_metric(metric: Any) -> str:
     """Return `metric` if it is one of METRICS, else InvalidInput listing the valid names

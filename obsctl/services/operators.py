@@ -13,27 +13,17 @@ from typing import Any
 
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
+from obsctl.vocabulary import OPERATOR_WORDS, OPERATORS, operator_words
 
-SYMBOLS = ("<", ">", "<=", ">=", "==", "!=")
-WORDS = {"lt": "<", "gt": ">", "le": "<=", "lte": "<=", "ge": ">=", "gte": ">=", "eq": "==", "ne": "!="}
-
-
-def words_for(allowed: tuple[str, ...]) -> list[str]:
-    """The word spellings of the `allowed` symbols, in WORDS order."""
-    return [word for word, symbol in WORDS.items() if symbol in allowed]
+# The spellings themselves are declared in obsctl/vocabulary.py, where the models read them too.
 
 
-def spellings(allowed: tuple[str, ...] = SYMBOLS) -> list[str]:
-    """Every accepted spelling of the `allowed` operators (for the OpenAPI enum)."""
-    return [*allowed, *words_for(allowed)]
-
-
-def normalise_operator(value: Any, allowed: tuple[str, ...] = SYMBOLS) -> str:
+def normalise_operator(value: Any, allowed: tuple[str, ...] = OPERATORS) -> str:
     """The canonical symbol of an operator spelled as a symbol or a word, else InvalidInput
     naming every accepted spelling."""
     if type(value) is str:
-        symbol = WORDS.get(value.lower(), value)
+        symbol = OPERATOR_WORDS.get(value.lower(), value)
         if symbol in allowed:
             return symbol
     raise InvalidInput(f"operator must be one of {' '.join(allowed)} (or the words "
-                       f"{', '.join(words_for(allowed))}); got {describe_value(value)}")
+                       f"{', '.join(operator_words(allowed))}); got {describe_value(value)}")

@@ -32,21 +32,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from obsctl.text import MISSING
+from obsctl.vocabulary import RATE_DEFINITIONS
 
-# One sentence per name, for the field descriptions of the API document (web/openapi_util.py).
-DEFINITIONS = {
-    "event_count": "Every stored event of the session, session_start and session_end included "
-                   "(as in `sessions list`)",
-    "error_count": "The error events among event_count",
-    "body_events": "Events other than session_start and session_end",
-    "error_events": "The body events that are errors",
-    "error_event_rate": "Percent (0-100, two decimals) of the body events that are errors: "
-                        "error_events / body_events",
-    "sessions": "Sessions counted",
-    "error_sessions": "Sessions whose status is error",
-    "error_session_rate": "Percent (0-100, two decimals) of the sessions whose status is error: "
-                          "error_sessions / sessions",
-}
+# One sentence per name, for the field descriptions of the API document (declared in
+# obsctl/vocabulary.py, where the models read them).
+DEFINITIONS = RATE_DEFINITIONS
 
 
 def percent(part: int, whole: int) -> float | None:

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import msgspec
 
-from obsctl.models.common import Error
+from obsctl.models.common import NOT_BLANK, Error  # noqa: F401  (NOT_BLANK: part of this vocabulary)
 from obsctl.models.ingest import ISO_8601  # noqa: F401  (part of this module's vocabulary)
 from obsctl.models.sessions import Event, Session, SessionDetail
-from obsctl.services.rates import DEFINITIONS
+from obsctl.vocabulary import RATE_DEFINITIONS as DEFINITIONS
 
 _SCHEMA_REF = "#/components/schemas/{name}"
 
-# A character that Python's str.strip() keeps (not str.isspace()): the services call a string
-# blank when strip() leaves nothing. ECMA-262's \S differs: it matches U+001C..U+001F, which
-# Python strips, and not U+FEFF, which Python keeps.
-NOT_BLANK = "[^\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
 
 _ERROR_NAMES = {
     400: "BadRequest",
@@ -29,7 +25,7 @@ _ERROR_NAMES = {
 
 
 def rate_field(name: str, schema: dict, note: str = "") -> dict:
-    """`schema` described by the rate vocabulary's definition of `name` (services/rates.py),
+    """`schema` described by the rate vocabulary's definition of `name` (obsctl/vocabulary.py),
     plus `note` (e.g. which rate a spec field named `error_rate` is)."""
     return {**schema, "description": DEFINITIONS[name] + (f". {note}" if note else "")}
 
@@ -41,6 +37,9 @@ def model_schemas(models) -> dict:
     merged into its schema; descriptions from docstrings are joined onto one line.
     """
     _, components = msgspec.json.schema_components(models, ref_template=_SCHEMA_REF)
+    clash = [name for name in components if "." in name]
+    if clash:  # msgspec qualifies the names of two models called alike: name each once
+        raise RuntimeError(f"model names declared twice: {sorted(clash)}")
     for schema in components.values():
         if "description" in schema:
             schema["description"] = " ".join(schema["description"].split())
@@ -49,6 +48,14 @@ def model_schemas(models) -> dict:
         if extra:
             components[model.__name__].update(extra)
     return components
+
+
+def inline(model) -> dict:
+    """A declared model's schema itself, for a body that the document states in place (its
+    fields use no other model)."""
+    schema = model_schemas((model,))[model.__name__]
+    schema.pop("title", None)
+    return schema
 
 
 def ref(model) -> dict:
@@ -126,10 +133,7 @@ BASE_COMPONENTS: dict = {
         "ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key",
                    "description": "Required on every route but /health when SERVICE_API_KEY is set"}
     },
-    "schemas": {
-        "Timestamp": {"type": "string", "description": "UTC ISO 8601 with milliseconds and Z",
-                      "examples": ["2026-11-21T20:42:19.123Z"]},
-    },
+    "schemas": {},  # generated from the declared models (model_schemas)
     "responses": {
         "BadRequest": _error_response("Invalid input"),
         "Unauthorized": _error_response("Missing or invalid X-API-Key"),

@@ -15,16 +15,14 @@ from typing import Any
 
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value
-from obsctl.params import IntParam
+from obsctl.models.alerts import COOLDOWN_MINUTES, MAX_NAME_LEN, WINDOW_MINUTES
 from obsctl.services.metrics import METRICS, check_metric
-from obsctl.services.operators import SYMBOLS, normalise_operator
+from obsctl.services.operators import normalise_operator
 from obsctl.store import Store
 from obsctl.timeutil import now_iso
+from obsctl.vocabulary import OPERATORS
 
-OPERATORS = SYMBOLS
-WINDOW_MINUTES = IntParam("window_minutes", 1, 43200, default=60)
-COOLDOWN_MINUTES = IntParam("cooldown_minutes", 0, 525600, default=15)  # a year; longer is a typo
-MAX_NAME_LEN = 256
+# The limits are declared with the rule models (obsctl/models/alerts.py); the CLI reads them here.
 DEFAULTS = {"window_minutes": WINDOW_MINUTES.default, "cooldown_minutes": COOLDOWN_MINUTES.default,
             "agent_filter": None, "enabled": True}
 WRITABLE = ("name", "metric", "operator", "threshold", "window_minutes", "cooldown_minutes",

@@ -18,14 +18,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from obsctl.errors import NotFound
-from obsctl.params import IntParam
+from obsctl.models.scorecards import DAYS
 from obsctl.services.pricing import Pricer, pricer_for
 from obsctl.services.rates import percent
 from obsctl.services.scorecards.scoring import AgentTotals, fleet_reference, score
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, now
 
-DAYS = IntParam("days", 1, 365, default=7)
+# DAYS (1-365, default 7) is declared with the scorecard models; the CLI and the routes read it here.
 
 
 def check_days(days: Any) -> int:

@@ -31,10 +31,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from obsctl.models.scorecards import DIMENSIONS
 from obsctl.services.grades import GRADE_BANDS, grade_for  # noqa: F401 (re-exported)
 from obsctl.services.rates import percent
 
-DIMENSIONS = ("reliability", "performance", "efficiency", "throughput")
 EVENT_ERROR_WEIGHT = 5
 
 

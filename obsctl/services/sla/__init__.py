@@ -14,6 +14,7 @@ from typing import Any
 
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value
+from obsctl.models.sla import MAX_AGENT_LEN, OPERATORS, STATUSES, WINDOW_HOURS
 from obsctl.params import IntParam
 from obsctl.services.metrics import check_metric, compute_metric_groups
 from obsctl.services.operators import normalise_operator
@@ -21,12 +22,10 @@ from obsctl.services.pricing import pricer_for
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, now, now_iso
 
-OPERATORS = ("<=", ">=")
-WINDOW_HOURS = IntParam("window_hours", 1, 8760, default=24)
+# OPERATORS, WINDOW_HOURS, MAX_AGENT_LEN and STATUSES are declared with the SLA models
+# (obsctl/models/sla.py); the CLI reads them here.
 HISTORY_HOURS = IntParam("hours", 1, 87600, default=168)
 HISTORY_LIMIT = IntParam("limit", 1, 10000, default=1000, capped=True)
-MAX_AGENT_LEN = 256
-STATUSES = ("pass", "fail", "no_data")
 _REQUIRED = ("agent_name", "metric", "target_value", "operator")
 _WRITABLE = (*_REQUIRED, "window_hours")
 _READ_ONLY = ("created_at", "updated_at")

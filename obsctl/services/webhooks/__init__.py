@@ -25,16 +25,15 @@ from urllib.parse import urlsplit
 
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value, dumps, loads_column
+from obsctl.models.webhooks import DELIVERY_STATUSES, FORMATS, MAX_KEY_LEN
 from obsctl.params import IntParam
-from obsctl.services.webhooks.payloads import FORMATS, build_payload
+from obsctl.services.webhooks.payloads import build_payload
 from obsctl.services.webhooks.url_safety import check_destination
 from obsctl.store import Store
 from obsctl.timeutil import now_iso
 
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = (24, 64)  # Standard Webhooks: 24 to 64 random bytes
-MAX_KEY_LEN = 256
-DELIVERY_STATUSES = ("pending", "delivered", "failed")
 DELIVERIES_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
 WRITABLE = ("url", "format", "secret", "routing_key", "rule_ids", "enabled")
 MASK = "***"

@@ -9,7 +9,6 @@ character boundary that never splits an escape.
 
 from __future__ import annotations
 
-FORMATS = ("generic", "slack", "pagerduty")
 PAGERDUTY_SEVERITY = "warning"
 PAGERDUTY_SUMMARY_MAX = 1024  # Events API v2: payload.summary
 # Slack Block Kit limits (characters): header text, section text, each section field,

@@ -30,8 +30,8 @@ from ipaddress import IPv4Address, IPv6Address
 from typing import NoReturn
 
 from obsctl.errors import InvalidInput
+from obsctl.models.webhooks import MAX_URL_LEN
 
-MAX_URL_LEN = 2048
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # Metadata services outside the link-local range (Alibaba Cloud, Azure wireserver, AWS IPv6).
 _METADATA = frozenset(ipaddress.ip_address(a) for a in

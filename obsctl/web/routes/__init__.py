@@ -1,7 +1,7 @@
 """The HTTP API's route modules, one per area: the registry `create_app` and the OpenAPI document read.
 
 Each module exposes `blueprint`, `RATE_GROUP` and `OPENAPI_PATHS` (and optionally
-`OPENAPI_SCHEMAS` and `start_background(app)`).
+`OPENAPI_MODELS`, the declared models its bodies name, and `start_background(app)`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 from flask import Blueprint, current_app
 
 from obsctl import __version__
+from obsctl.models.health import Health
 from obsctl.timeutil import now_iso
 from obsctl.web.http import json_response
+from obsctl.web.openapi_util import ref
 
 blueprint = Blueprint("health", __name__)
 RATE_GROUP = "health"
@@ -20,6 +22,8 @@ def health():
     })
 
 
+OPENAPI_MODELS = (Health,)
+
 OPENAPI_PATHS = {
     "/health": {
         "get": {
@@ -29,31 +33,7 @@ OPENAPI_PATHS = {
             "responses": {
                 "200": {
                     "description": "The service is up",
-                    "content": {"application/json": {"schema": {
-                        "type": "object",
-                        "required": ["status", "timestamp"],
-                        "properties": {
-                            "status": {"type": "string", "enum": ["ok"]},
-                            "timestamp": {"$ref": "#/components/schemas/Timestamp"},
-                            "version": {"type": "string"},
-                            "database": {
-                                "type": "object",
-                                "properties": {
-                                    "quick_check": {
-                                        "type": "string",
-                                        "enum": ["ok", "skipped", "not run"],
-                                        "description": "SQLite's quick_check at `obsctl serve` start "
-                                                       "(a damaged database is refused)",
-                                    },
-                                    "checked_at": {"type": ["string", "null"]},
-                                    "writes_waiting": {
-                                        "type": "integer", "minimum": 0,
-                                        "description": "writes waiting in the writer queue now",
-                                    },
-                                },
-                            },
-                        },
-                    }}},
+                    "content": {"application/json": {"schema": ref(Health)}},
                 },
                 "429": {"$ref": "#/components/responses/RateLimited"},
             },

@@ -2,10 +2,11 @@
 
 from flask import Blueprint, Response, request
 
+from obsctl.models.otlp import OtlpExportRequest, OtlpExportResponse
 from obsctl.services.otlp import ingest_otlp, wire
 from obsctl.web.errors import error_body
 from obsctl.web.http import get_settings, get_store, json_response
-from obsctl.web.openapi_util import STORAGE_FULL, error_responses, operation
+from obsctl.web.openapi_util import STORAGE_FULL, error_responses, operation, ref
 
 blueprint = Blueprint("otlp", __name__)
 # Trace export is event ingest: it has the /events limit and shares its per-IP counter.
@@ -30,44 +31,9 @@ def export_traces():
                     status=200, mimetype=wire.RESPONSE_MEDIA_TYPE[fmt])
 
 
-_KEY_VALUE = {"type": "object", "required": ["key"],
-              "properties": {"key": {"type": "string"}, "value": {"description": "AnyValue"}}}
-_REQUEST_JSON = {
-    "type": "object",
-    "description": "ExportTraceServiceRequest in the OTLP JSON encoding: hex trace and span ids, "
-                   "integer enums, 64-bit integers as strings or numbers; unknown fields ignored",
-    "properties": {"resourceSpans": {"type": ["array", "null"], "items": {
-        "type": "object",
-        "properties": {
-            "resource": {"type": ["object", "null"], "properties": {
-                "attributes": {"type": ["array", "null"], "items": _KEY_VALUE}}},
-            "scopeSpans": {"type": ["array", "null"], "items": {
-                "type": "object",
-                "properties": {
-                    "scope": {"type": ["object", "null"]},
-                    "spans": {"type": ["array", "null"], "items": {
-                        "type": "object",
-                        "description": "An OTLP span; a span that cannot be used is counted in "
-                                       "partialSuccess.rejectedSpans"}},
-                },
-            }},
-        },
-    }}},
-}
 _BINARY = {"schema": {"type": "string", "format": "binary"}}
 
-OPENAPI_SCHEMAS = {
-    "OtlpExportResponse": {
-        "type": "object",
-        "description": "ExportTraceServiceResponse; partialSuccess only when spans were rejected",
-        "properties": {"partialSuccess": {
-            "type": "object",
-            "required": ["rejectedSpans", "errorMessage"],
-            "properties": {"rejectedSpans": {"type": "string", "description": "int64 as a string"},
-                           "errorMessage": {"type": "string"}},
-        }},
-    },
-}
+OPENAPI_MODELS = (OtlpExportRequest, OtlpExportResponse)
 
 OPENAPI_PATHS = {
     "/v1/traces": {
@@ -77,11 +43,11 @@ OPENAPI_PATHS = {
             "(trace id, span id). Content-Encoding gzip accepted; the body limit applies after "
             "decompression",
             request={"content": {"application/x-protobuf": _BINARY,
-                                 "application/json": {"schema": _REQUEST_JSON}}},
+                                 "application/json": {"schema": ref(OtlpExportRequest)}}},
             ok={"description": "Accepted (spans that could not be used are in partialSuccess), "
                                "in the request's content type",
                 "content": {"application/x-protobuf": _BINARY,
-                            "application/json": {"schema": {"$ref": "#/components/schemas/OtlpExportResponse"}}}},
+                            "application/json": {"schema": ref(OtlpExportResponse)}}},
             errors=error_responses(400, 413, 415, 503),
             extra_responses=STORAGE_FULL,
         )

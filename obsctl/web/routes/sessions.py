@@ -1,6 +1,8 @@
 from flask import Blueprint, request
 
+from obsctl.models.sessions import SessionDetail, SessionList
 from obsctl.services import sessions as service
+from obsctl.vocabulary import SESSION_STATUSES
 from obsctl.web.http import get_store, int_arg, json_response
 from obsctl.web.openapi_util import (
     error_responses,
@@ -8,6 +10,7 @@ from obsctl.web.openapi_util import (
     json_content,
     operation,
     query_param,
+    ref,
     session_id_param,
 )
 
@@ -30,24 +33,19 @@ def get_session(session_id: str):
     return json_response(service.get_session(get_store(), session_id))
 
 
+OPENAPI_MODELS = (SessionList,)
+
 OPENAPI_PATHS = {
     "/sessions": {
         "get": operation(
             "sessions",
             "List sessions, newest first",
             params=[
-                query_param("status", {"type": "string", "enum": ["active", "completed", "error"]}),
+                query_param("status", {"type": "string", "enum": list(SESSION_STATUSES)}),
                 int_query_param(service.LIMIT, "Page size"),
                 int_query_param(service.OFFSET, "Sessions to skip"),
             ],
-            ok=json_content({
-                "type": "object",
-                "required": ["sessions", "total"],
-                "properties": {
-                    "sessions": {"type": "array", "items": {"$ref": "#/components/schemas/Session"}},
-                    "total": {"type": "integer", "minimum": 0},
-                },
-            }),
+            ok=json_content(ref(SessionList)),
             errors=error_responses(400),
         )
     },
@@ -56,7 +54,7 @@ OPENAPI_PATHS = {
             "sessions",
             "One session with all of its events",
             params=[session_id_param()],
-            ok=json_content({"$ref": "#/components/schemas/SessionDetail"}),
+            ok=json_content(ref(SessionDetail)),
             errors=error_responses(404),
         )
     },

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 from flask import Blueprint, Flask, request
 
+from obsctl.models.webhooks import (
+    DELIVERY_STATUSES,
+    Webhook,
+    WebhookDeleted,
+    WebhookDelivery,
+    WebhookDeliveryList,
+    WebhookInput,
+    WebhookList,
+    WebhookUpdate,
+)
 from obsctl.services import webhooks as service
-from obsctl.services.webhooks.payloads import FORMATS
 from obsctl.web.http import get_settings, get_store, int_arg, json_body, json_response, str_arg
 from obsctl.web.openapi_util import (
-    NOT_BLANK,
     error_responses,
     int_query_param,
     json_content,
     operation,
     path_param,
     query_param,
+    ref,
 )
 
 blueprint = Blueprint("webhooks", __name__)
@@ -72,79 +81,8 @@ def test_webhook(webhook_id: str):
     return json_response(service.send_webhook_test(get_store(), get_settings(), webhook_id))
 
 
-def _ref(name: str) -> dict:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-# The scheme is matched case-insensitively, like urlsplit does; a host must follow "//".
-HTTP_URL = "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"
-_WRITABLE = {
-    "url": {"type": "string", "minLength": 1, "maxLength": 2048, "pattern": HTTP_URL,
-            "description": "http(s) URL in plain form: no user info, backslash, fragment, "
-                           "control or non-ASCII character, IPv6 zone id or non-dotted IPv4 host. "
-                           "Private and loopback hosts need OBSCTL_WEBHOOK_ALLOW_PRIVATE=1 in the "
-                           "process that sets it; link-local and metadata hosts are always refused"},
-    "format": {"type": "string", "enum": list(FORMATS), "default": "generic"},
-    "secret": {"type": ["string", "null"],
-               "description": "Standard Webhooks secret whsec_<base64>, 'generate' to have one "
-                              "made, or null for unsigned deliveries"},
-    "routing_key": {"type": ["string", "null"], "minLength": 1, "maxLength": 256, "pattern": NOT_BLANK,
-                    "description": "PagerDuty Events API v2 integration key (format pagerduty only)"},
-    "rule_ids": {"type": ["array", "null"], "items": {"type": "string"},
-                 "description": "Rules whose alerts are sent; empty = every rule"},
-    "enabled": {"type": "boolean", "default": True},
-}
-_WEBHOOK_PROPERTIES = {
-    "webhook_id": {"type": "string"},
-    "url": {"type": "string",
-            "description": "Whole only in the response of the call that set it; elsewhere user "
-                           "info, path segments after the first, token-like segments and query "
-                           "values are masked as ***"},
-    "format": {"type": "string", "enum": list(FORMATS)},
-    "rule_ids": {"type": "array", "items": {"type": "string"}},
-    "enabled": {"type": "boolean"},
-    "has_secret": {"type": "boolean"},
-    "has_routing_key": {"type": "boolean"},
-    "allow_private": {"type": "boolean",
-                      "description": "Whether private and loopback destinations were allowed "
-                                     "(OBSCTL_WEBHOOK_ALLOW_PRIVATE) when the URL was set; "
-                                     "senders honour it"},
-    "created_at": _ref("Timestamp"),
-    "updated_at": _ref("Timestamp"),
-}
-_WEBHOOK_REQUIRED = list(_WEBHOOK_PROPERTIES)
-
-OPENAPI_SCHEMAS = {
-    "WebhookInput": {"type": "object", "required": ["url"], "properties": _WRITABLE,
-                     "additionalProperties": False},
-    "WebhookUpdate": {"type": "object", "properties": _WRITABLE, "additionalProperties": False,
-                      "description": "Any subset of the webhook fields"},
-    "Webhook": {"type": "object", "required": _WEBHOOK_REQUIRED, "properties": {
-        **_WEBHOOK_PROPERTIES,
-        "secret": {"type": ["string", "null"],
-                   "description": "Only in the response of the call that set it"},
-        "routing_key": {"type": ["string", "null"],
-                        "description": "Only in the response of the call that set it"},
-    }},
-    "WebhookDelivery": {
-        "type": "object",
-        "required": ["delivery_id", "webhook_id", "alert_id", "event_type", "status", "attempts",
-                     "last_status_code", "last_error", "created_at", "next_attempt_at", "delivered_at"],
-        "properties": {
-            "delivery_id": {"type": "string", "description": "Also the webhook-id header"},
-            "webhook_id": {"type": "string"},
-            "alert_id": {"type": ["string", "null"]},
-            "event_type": {"type": "string", "enum": ["alert.fired", "webhook.test"]},
-            "status": {"type": "string", "enum": list(service.DELIVERY_STATUSES)},
-            "attempts": {"type": "integer", "minimum": 0},
-            "last_status_code": {"type": ["integer", "null"]},
-            "last_error": {"type": ["string", "null"]},
-            "created_at": _ref("Timestamp"),
-            "next_attempt_at": {"type": ["string", "null"], "description": "While pending"},
-            "delivered_at": {"type": ["string", "null"]},
-        },
-    },
-}
+OPENAPI_MODELS = (WebhookInput, WebhookUpdate, Webhook, WebhookList, WebhookDeleted, WebhookDelivery,
+                  WebhookDeliveryList)
 
 _WEBHOOK_ID = path_param("webhook_id", "Webhook id")
 
@@ -152,13 +90,10 @@ OPENAPI_PATHS = {
     "/webhooks": {
         "post": operation(
             "webhooks", "Register a webhook for fired alerts",
-            request={"content": {"application/json": {"schema": _ref("WebhookInput")}}},
-            status=201, ok=json_content(_ref("Webhook"), "Created (the only response with the secret)"),
+            request=json_content(ref(WebhookInput)), status=201, ok=json_content(ref(Webhook), "Created (the only response with the secret)"),
             errors=error_responses(400)),
-        "get": operation("webhooks", "All webhooks (secrets never listed, URLs masked)", ok=json_content({
-            "type": "object", "required": ["webhooks", "total"], "properties": {
-                "webhooks": {"type": "array", "items": _ref("Webhook")},
-                "total": {"type": "integer", "minimum": 0}}})),
+        "get": operation("webhooks", "All webhooks (secrets never listed, URLs masked)",
+                         ok=json_content(ref(WebhookList))),
     },
     "/webhooks/deliveries": {
         "get": operation(
@@ -166,31 +101,27 @@ OPENAPI_PATHS = {
             params=[
                 query_param("webhook_id", {"type": "string"}),
                 query_param("alert_id", {"type": "string"}),
-                query_param("status", {"type": "string", "enum": list(service.DELIVERY_STATUSES)}),
+                query_param("status", {"type": "string", "enum": list(DELIVERY_STATUSES)}),
                 int_query_param(service.DELIVERIES_LIMIT, "Deliveries to return"),
             ],
-            ok=json_content({"type": "object", "required": ["deliveries", "total"], "properties": {
-                "deliveries": {"type": "array", "items": _ref("WebhookDelivery")},
-                "total": {"type": "integer", "minimum": 0}}}),
+            ok=json_content(ref(WebhookDeliveryList)),
             errors=error_responses(400)),
     },
     "/webhooks/{webhook_id}": {
         "get": operation("webhooks", "One webhook", params=[_WEBHOOK_ID],
-                         ok=json_content(_ref("Webhook")), errors=error_responses(404)),
+                         ok=json_content(ref(Webhook)), errors=error_responses(404)),
         "put": operation(
             "webhooks", "Update some fields of a webhook", params=[_WEBHOOK_ID],
-            request={"content": {"application/json": {"schema": _ref("WebhookUpdate")}}},
-            ok=json_content(_ref("Webhook")), errors=error_responses(400, 404)),
+            request=json_content(ref(WebhookUpdate)),
+            ok=json_content(ref(Webhook)), errors=error_responses(400, 404)),
         "delete": operation(
             "webhooks", "Delete a webhook and its delivery log", params=[_WEBHOOK_ID],
-            ok=json_content({"type": "object", "required": ["deleted", "webhook_id"], "properties": {
-                "deleted": {"type": "boolean", "const": True}, "webhook_id": {"type": "string"}}}),
-            errors=error_responses(404)),
+            ok=json_content(ref(WebhookDeleted)), errors=error_responses(404)),
     },
     "/webhooks/{webhook_id}/test": {
         "post": operation(
             "webhooks", "Send a sample alert once, now (not retried); returns the delivery",
-            params=[_WEBHOOK_ID], ok=json_content(_ref("WebhookDelivery")),
+            params=[_WEBHOOK_ID], ok=json_content(ref(WebhookDelivery)),
             errors=error_responses(404)),
     },
 }

@@ -1,0 +1,146 @@
+"""Alert rules, alert events and evaluations (`/alerts`), as declared models, and the limits of
+a rule's fields.
+
+Validation itself is services/alerts/rules.py (one message per problem, the CLI's and the
+API's alike); it reads its limits from here, and these declarations state the same limits for
+the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from obsctl.models.common import NOT_BLANK, Count, ReadOnly, Timestamp, bounded, one_of
+from obsctl.params import IntParam
+from obsctl.vocabulary import METRICS, OPERATORS, operator_spellings
+
+WINDOW_MINUTES = IntParam("window_minutes", 1, 43200, default=60)
+COOLDOWN_MINUTES = IntParam("cooldown_minutes", 0, 525600, default=15)  # a year; longer is a typo
+MAX_NAME_LEN = 256
+EVALUATION_STATUSES = ("fired", "ok", "cooldown", "no_data")
+
+Metric = one_of(METRICS)
+Operator = one_of(OPERATORS)
+OperatorInput = Annotated[one_of(operator_spellings(OPERATORS)), Meta(
+    description="Stored as the symbol; the words lt, gt, le/lte, ge/gte, eq, ne are accepted too")]
+RuleName = Annotated[str, Meta(min_length=1, max_length=MAX_NAME_LEN, pattern=NOT_BLANK)]
+AgentFilter = Annotated[Annotated[str, Meta(max_length=MAX_NAME_LEN)] | None, Meta(
+    description="Only this agent's sessions; null or empty = all agents")]
+Window = bounded(WINDOW_MINUTES)
+Cooldown = bounded(COOLDOWN_MINUTES)
+
+
+class AlertRuleInput(Struct, forbid_unknown_fields=True, kw_only=True):
+    """A new alert rule. The read-only fields of a rule are accepted and ignored, so a rule read
+    from the API can be sent back as it is"""
+
+    name: RuleName
+    metric: Metric
+    operator: OperatorInput
+    threshold: float
+    window_minutes: Window = WINDOW_MINUTES.default
+    cooldown_minutes: Cooldown = COOLDOWN_MINUTES.default
+    agent_filter: AgentFilter = None
+    enabled: bool = True
+    rule_id: ReadOnly = UNSET
+    created_at: ReadOnly = UNSET
+    updated_at: ReadOnly = UNSET
+    last_fired_at: ReadOnly = UNSET
+
+
+class AlertRuleUpdate(Struct, forbid_unknown_fields=True, kw_only=True):
+    """Any subset of the rule fields; the others keep their values"""
+
+    name: RuleName | UnsetType = UNSET
+    metric: Metric | UnsetType = UNSET
+    operator: OperatorInput | UnsetType = UNSET
+    threshold: float | UnsetType = UNSET
+    window_minutes: Window | UnsetType = UNSET
+    cooldown_minutes: Cooldown | UnsetType = UNSET
+    agent_filter: AgentFilter | UnsetType = UNSET
+    enabled: bool | UnsetType = UNSET
+    rule_id: ReadOnly = UNSET
+    created_at: ReadOnly = UNSET
+    updated_at: ReadOnly = UNSET
+    last_fired_at: ReadOnly = UNSET
+
+
+class AlertRule(Struct):
+    """A stored alert rule"""
+
+    rule_id: str
+    name: RuleName
+    metric: Metric
+    operator: Operator
+    threshold: float
+    window_minutes: Window
+    cooldown_minutes: Cooldown
+    agent_filter: str | None
+    enabled: bool
+    created_at: Timestamp
+    updated_at: Timestamp
+    last_fired_at: Timestamp | None
+
+
+class AlertRuleList(Struct):
+    rules: list[AlertRule]
+    total: Count
+
+
+class AlertRuleDeleted(Struct):
+    deleted: Literal[True]
+    rule_id: str
+
+
+class AlertEvent(Struct):
+    """A fired alert: the rule as it was when it fired, and the value that fired it"""
+
+    alert_id: str
+    rule_id: str
+    rule_name: str
+    metric: Metric
+    operator: Operator
+    threshold: float
+    value: float | None
+    window_minutes: int
+    agent_filter: str | None
+    fired_at: Timestamp
+    acknowledged: bool
+    acknowledged_at: Timestamp | None
+
+
+class AlertEventList(Struct):
+    events: list[AlertEvent]
+    total: Count
+
+
+class RuleEvaluation(Struct):
+    """One enabled rule's outcome"""
+
+    rule_id: str
+    name: str
+    metric: Metric
+    operator: Operator
+    threshold: float
+    value: float | None
+    status: one_of(EVALUATION_STATUSES)
+    alert_id: Annotated[str, Meta(description="Only when status is fired")] | UnsetType = UNSET
+
+
+class EvaluationResult(Struct):
+    evaluated_at: Timestamp
+    evaluated: Count
+    fired: Count
+    results: list[RuleEvaluation]
+
+
+class AlertMetric(Struct):
+    name: Metric
+    description: str
+
+
+class AlertMetricList(Struct):
+    metrics: list[AlertMetric]
+    total: Count

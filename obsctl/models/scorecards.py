@@ -1,0 +1,120 @@
+"""Scorecards (`/scorecards`), as declared models, and the lookback window they take.
+
+The scoring itself is services/scorecards/scoring.py; its dimensions are the fields of
+ScorecardDimensions (DIMENSIONS), declared once here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from msgspec import Meta, Struct
+
+from obsctl.models.common import Count, Grade, Percent, Timestamp, bounded, rate
+from obsctl.params import IntParam
+
+DAYS = IntParam("days", 1, 365, default=7)
+
+Score = Percent
+NULL_WITHOUT_BODY_EVENTS = "null without body events"
+
+
+class DimensionScore(Struct):
+    score: Score
+    grade: Grade
+
+
+class ScorecardDimensions(Struct):
+    reliability: DimensionScore
+    performance: DimensionScore
+    efficiency: DimensionScore
+    throughput: DimensionScore
+
+
+DIMENSIONS: tuple[str, ...] = ScorecardDimensions.__struct_fields__
+
+
+class Scorecard(Struct):
+    agent: str
+    overall_score: Score
+    grade: Grade
+    dimensions: ScorecardDimensions
+    sessions_analyzed: Annotated[int, Meta(ge=1)]
+    period_days: bounded(DAYS)
+
+
+class ReliabilityInputs(Struct):
+    body_events: rate("body_events", Count)
+    error_events: rate("error_events", Count)
+    error_event_rate: rate("error_event_rate", Percent | None, NULL_WITHOUT_BODY_EVENTS)
+    sessions: rate("sessions", Count)
+    error_sessions: rate("error_sessions", Count)
+    error_session_rate: rate("error_session_rate", Percent)
+    event_score: Score
+    session_score: Score
+
+
+class PerformanceInputs(Struct):
+    timed_events: Count
+    p50_duration_ms: float | None
+    p95_duration_ms: float | None
+    fleet_p50_duration_ms: float | None
+    fleet_p95_duration_ms: float | None
+    p50_score: Score | None
+    p95_score: Score | None
+
+
+class EfficiencyInputs(Struct):
+    tokens: Count
+    tokens_per_session: float
+    fleet_tokens_per_session: float
+    cost_usd: float | None
+    cost_per_session: float | None
+    fleet_cost_per_session: float | None
+    tokens_score: Score
+    cost_score: Score | None
+
+
+class ThroughputInputs(Struct):
+    sessions: Count
+    completed_sessions: Count
+    completion_rate: Percent
+    fleet_sessions: float
+    volume_score: Score
+    completion_score: Score
+
+
+class ScorecardBreakdown(Struct):
+    """The raw inputs and part scores of each dimension"""
+
+    reliability: ReliabilityInputs
+    performance: PerformanceInputs
+    efficiency: EfficiencyInputs
+    throughput: ThroughputInputs
+
+
+class TrendPoint(Struct):
+    """One 24-hour day of the window, scored against the whole window's fleet reference"""
+
+    day: Annotated[str, Meta(description="UTC date of the day's start",
+                             extra_json_schema={"format": "date"})]
+    start: Timestamp
+    end: Timestamp
+    sessions: Count
+    body_events: rate("body_events", Count)
+    error_events: rate("error_events", Count)
+    error_event_rate: rate("error_event_rate", Percent | None, NULL_WITHOUT_BODY_EVENTS)
+    error_rate: rate("error_event_rate", Percent | None,
+                     f"The day's error_event_rate under its original name; {NULL_WITHOUT_BODY_EVENTS}")
+    overall_score: Score | None
+    grade: Grade | None
+
+
+class ScorecardDetail(Scorecard):
+    """One agent's scorecard with its breakdown and daily trend (oldest day first)"""
+
+    since: Timestamp
+    until: Timestamp
+    fleet_agents: Annotated[int, Meta(ge=1)]
+    breakdown: ScorecardBreakdown
+    trend: list[TrendPoint]
