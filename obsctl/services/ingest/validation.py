@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import orjson
@@ -32,8 +33,13 @@ __all__ = ["EVENT_FIELDS", "NO_LIMIT", "UnknownFields", "ValidEvent", "parse_bat
            "show_field", "validate_event", "validate_events"]
 
 _OBJECT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
-# Whether every key of a dict is an event field (iterates the dict; no set is built).
-_KNOWN = EVENT_FIELDS.issuperset
+# The event fields in the order validate_event reads them, all at once (_fields).
+_FIELD_ORDER = ("event_type", "session_id", "event_id", "timestamp", "model", "agent_name", "tokens_in",
+                "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
+                "metadata", "status", "total_tokens_in", "total_tokens_out", "parent_id")
+_NO_FIELDS = dict.fromkeys(_FIELD_ORDER)
+_FIELD_COUNT = len(_NO_FIELDS)
+_fields = itemgetter(*_FIELD_ORDER)
 _dumps = orjson.dumps
 _fromisoformat = datetime.fromisoformat
 
@@ -73,7 +79,10 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
         return None
     before = len(errors)
     unknown = None
-    if not _KNOWN(ev):
+    # Every field at once: the event over a dict of all fields set to None; a key that is not
+    # an event field makes it longer.
+    every = {**_NO_FIELDS, **ev}
+    if len(every) != _FIELD_COUNT:
         unknown = ev.keys() - EVENT_FIELDS
         problem = shape_problem(ev, unknown)
         if problem is not None:
@@ -82,41 +91,35 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
         if strict_fields:
             for name in sorted(unknown):
                 _err(errors, index, show_field(name), f"is not an event field{suggestion(name)}")
-    get = ev.get
-    event_type = get("event_type")
+    (event_type, session_id, event_id, timestamp, model, agent_name, tokens_in, tokens_out, duration,
+     input_data, output_data, tool_call, decision_trace, metadata, status, final_in, final_out,
+     parent_id) = _fields(every)
+    given_session = session_id
     if event_type is None:
         event_type = "generic"
     elif type(event_type) is not str or not event_type or len(event_type) > MAX_TEXT_LEN:
         _bad_text(errors, index, "event_type", event_type, MAX_TEXT_LEN)
         if type(event_type) is not str:
             event_type = "generic"
-    given_session = session_id = get("session_id")
     if session_id is None:
         session_id = "unknown"
     elif type(session_id) is not str or not session_id or len(session_id) > MAX_ID_LEN:
         _bad_text(errors, index, "session_id", session_id, MAX_ID_LEN)
-    event_id = get("event_id")
     if event_id is not None and (type(event_id) is not str or not event_id or len(event_id) > MAX_ID_LEN):
         _bad_text(errors, index, "event_id", event_id, MAX_ID_LEN)
-    model = get("model")
     if model is not None and (type(model) is not str or len(model) > MAX_TEXT_LEN):
         _bad_text(errors, index, "model", model, MAX_TEXT_LEN)
-    agent_name = get("agent_name")
     if agent_name is not None and (type(agent_name) is not str or len(agent_name) > MAX_TEXT_LEN):
         _bad_text(errors, index, "agent_name", agent_name, MAX_TEXT_LEN)
-    tokens_in = get("tokens_in")
     if tokens_in is not None and (type(tokens_in) is not int or not 0 <= tokens_in <= MAX_TOKENS):
         _bad_count(errors, index, "tokens_in", tokens_in)
-    tokens_out = get("tokens_out")
     if tokens_out is not None and (type(tokens_out) is not int or not 0 <= tokens_out <= MAX_TOKENS):
         _bad_count(errors, index, "tokens_out", tokens_out)
-    duration = get("duration_ms")
     if duration is not None:
         kind = type(duration)
         if (kind is not int and kind is not float) or not 0 <= duration <= MAX_DURATION_MS:
             _bad_duration(errors, index, duration)
 
-    timestamp = get("timestamp")
     if timestamp is None:
         timestamp = now
     elif type(timestamp) is not str:
@@ -137,11 +140,6 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
 
     # Each object is null or a JSON object that can be stored as JSON text (not, for example,
     # one holding an integer beyond 64 bits); _bad_objects says which is not and why.
-    input_data = get("input_data")
-    output_data = get("output_data")
-    tool_call = get("tool_call")
-    decision_trace = get("decision_trace")
-    metadata = get("metadata")
     input_json = output_json = tool_json = trace_json = metadata_json = None
     objects_ok = True
     try:
@@ -176,13 +174,10 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
         _bad_objects(errors, index, (input_data, output_data, tool_call, decision_trace, metadata))
 
     # Read by session_end only, but a wrong type is an error on any event.
-    status = get("status")
     if status is not None and type(status) is not str:
         _err(errors, index, "status", f"must be a string, got {_type_name(status)}")
-    final_in = get("total_tokens_in")
     if final_in is not None and (type(final_in) is not int or not 0 <= final_in <= MAX_TOKENS):
         _bad_count(errors, index, "total_tokens_in", final_in)
-    final_out = get("total_tokens_out")
     if final_out is not None and (type(final_out) is not int or not 0 <= final_out <= MAX_TOKENS):
         _bad_count(errors, index, "total_tokens_out", final_out)
     if event_type == "session_start":
@@ -190,7 +185,6 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
             _err(errors, index, "session_id", "is required for session_start")
         if agent_name is None:
             _err(errors, index, "agent_name", "is required for session_start")
-    parent_id = get("parent_id")
     if parent_id is not None and type(parent_id) is not str:
         _err(errors, index, "parent_id", f"must be a string, got {_type_name(parent_id)}")
 
