@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import IO, Any
 
-from obsctl.services.ingest.source import Unreadable
+from obsctl.services.ingest.shape import show_field
 
-if TYPE_CHECKING:
-    from obsctl.services.ingest.source import CountingReader
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A record that could not be parsed at all (a JSONL line or a document's item)."""
+
+    message: str
 
 
 class Utf8Checked:
@@ -44,7 +49,7 @@ _STARTS = ("start_map", "start_array")
 _ENDS = ("end_map", "end_array")
 
 
-def read_document(reader: CountingReader) -> Iterator[tuple[int, Any]]:
+def read_document(reader: IO[bytes]) -> Iterator[tuple[int, Any]]:
     """Stream the items of a JSON array, or of the `events` array of an object, or the one
     event a document holds."""
     import ijson
@@ -120,8 +125,6 @@ def _read_object(parser) -> Iterator[tuple[int, Any]]:
 
 
 def _shown(keys) -> str:
-    from obsctl.services.ingest import show_field
-
     keys = list(keys)
     text = ", ".join(show_field(k) for k in keys[:5])
     return text + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")

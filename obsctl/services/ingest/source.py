@@ -13,13 +13,13 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import IO, Any
 
 import orjson
 
 from obsctl.errors import InvalidInput
 from obsctl.services.ingest import EVENT_FIELDS
+from obsctl.services.ingest.document import Unreadable, read_document  # ijson only when reading one
 
 FORMATS = ("auto", "jsonl", "json")
 BOM = codecs.BOM_UTF8
@@ -27,13 +27,6 @@ BOM = codecs.BOM_UTF8
 SNIFF_LINES = 64
 SNIFF_BYTES = 64 * 1024
 _FIRST_KEY = re.compile(rb'\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:')
-
-
-@dataclass(frozen=True)
-class Unreadable:
-    """A record that could not be parsed at all."""
-
-    message: str
 
 
 class CountingReader:
@@ -160,8 +153,6 @@ def read_events(reader: CountingReader, fmt: str = "auto") -> Iterator[tuple[int
     begins a JSON document (an array, `{"events": [...]}` or one event object); otherwise the
     input is JSONL (a one-line `{"events": [...]}` is unwrapped).
     """
-    from obsctl.services.ingest.document import read_document  # ijson: only for documents
-
     line_no, first = _first_line(reader)
     if not first:
         return
