@@ -2,95 +2,46 @@
 
 Every bad event is listed (index, field, message); a well-formed event costs only the checks'
 conditions, the message of a failed check is worked out when it fails. Unknown fields are
-counted for the warning; a request body's shape is checked here too.
+counted for the warning (shape.py: the event fields, the warning, objects that are not events).
 """
 
 from __future__ import annotations
 
-import difflib
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import orjson
 
 from obsctl.config import DEFAULT_MAX_FUTURE_SKEW
-from obsctl.errors import InvalidInput, PayloadTooLarge
-from obsctl.models.ingest import MAX_DURATION_MS, MAX_ID_LEN, MAX_TEXT_LEN, MAX_TOKENS, EventInput, EventRow
+from obsctl.models.ingest import MAX_DURATION_MS, MAX_ID_LEN, MAX_TEXT_LEN, MAX_TOKENS, EventRow
+from obsctl.services.ingest.shape import (
+    EVENT_FIELDS,
+    UnknownFields,
+    parse_batch_body,
+    shape_problem,
+    show_field,
+    suggestion,
+)
 from obsctl.timeutil import format_ts, normalize_ts, spoken_duration
 from obsctl.timeutil import now as clock_now
-from obsctl.vocabulary import is_error_event, tool_field
+from obsctl.vocabulary import ERROR_TYPES, tool_error, tool_field
+
+__all__ = ["EVENT_FIELDS", "NO_LIMIT", "UnknownFields", "ValidEvent", "parse_batch_body",
+           "show_field", "validate_event", "validate_events"]
 
 _OBJECT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
-# The fields of an event, as declared (the spec's event table, the session_end fields, and
-# parent_id). Other keys are accepted for forward compatibility, counted and reported as warnings.
-EVENT_FIELDS = frozenset(EventInput.__struct_fields__)
-# Whether every key of a dict is an event field (iterates the dict; no set is built).
-_KNOWN = EVENT_FIELDS.issuperset
-# How many unknown field names a warning names, and how many distinct names are counted.
-MAX_NAMED_FIELDS = 10
-MAX_COUNTED_FIELDS = 1000
+# The event fields in the order validate_event reads them, all at once (_fields).
+_FIELD_ORDER = ("event_type", "session_id", "event_id", "timestamp", "model", "agent_name", "tokens_in",
+                "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
+                "metadata", "status", "total_tokens_in", "total_tokens_out", "parent_id")
+_NO_FIELDS = dict.fromkeys(_FIELD_ORDER)
+_FIELD_COUNT = len(_NO_FIELDS)
+_fields = itemgetter(*_FIELD_ORDER)
 _dumps = orjson.dumps
-
-
-class UnknownFields:
-    """Counts of the events that carried fields obsctl does not know, by field name.
-
-    Such events are stored (forward compatibility) but said so: a typo such as `evnt_type`
-    would otherwise silently turn into a default. At most MAX_COUNTED_FIELDS distinct names
-    are counted, so memory stays bounded whatever the input.
-    """
-
-    __slots__ = ("events", "counts", "uncounted")
-
-    def __init__(self) -> None:
-        self.events = 0
-        self.counts: dict[str, int] = {}
-        self.uncounted = 0  # occurrences of names beyond MAX_COUNTED_FIELDS
-
-    def add(self, names: Iterable[str]) -> None:
-        self.events += 1
-        counts = self.counts
-        for name in names:
-            if name in counts:
-                counts[name] += 1
-            elif len(counts) < MAX_COUNTED_FIELDS:
-                counts[name] = 1
-            else:
-                self.uncounted += 1
-
-    def warnings(self) -> list[dict]:
-        """`[]`, or one warning: `{"code", "message", "events", "fields": {name: events}}`,
-        naming the most frequent fields first (then by name)."""
-        if not self.events:
-            return []
-        ranked = sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))
-        named = [(show_field(name), count) for name, count in ranked[:MAX_NAMED_FIELDS]]
-        text = ", ".join(f"{name} ({count})" for name, count in named)
-        hidden = len(ranked) - len(named)
-        if self.uncounted:
-            text += f" and more than {hidden} other fields" if hidden else " and other fields"
-        elif hidden:
-            text += f" and {hidden} other field{'s' if hidden > 1 else ''}"
-        noun = "event" if self.events == 1 else "events"
-        return [{
-            "code": "unknown_fields",
-            "message": f"{self.events} {noun} had unknown fields: {text}",
-            "events": self.events,
-            "fields": dict(named),
-        }]
-
-
-def show_field(name: str) -> str:
-    """A field name as printed in a message: at most 64 characters, control characters escaped."""
-    if not name:
-        return '""'
-    text = name if len(name) <= 64 else name[:63] + "…"
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return text
-
+_fromisoformat = datetime.fromisoformat
 
 
 class ValidEvent(NamedTuple):
@@ -108,59 +59,8 @@ class ValidEvent(NamedTuple):
         return self.row.event_id
 
 
-def _err(errors: list, index: int, field_name: str | None, message: str) -> None:
-    errors.append({"index": index, "field": field_name, "message": message})
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
-            dict: "object"}.get(type(value), type(value).__name__)
-
-
 # Compares after every normalised timestamp: no limit.
 NO_LIMIT = "\uffff"
-
-
-def _shape_problem(ev: dict, unknown: set) -> str | None:
-    """Why an object with unknown keys is not an event at all (None when it is one)."""
-    if type(ev.get("events")) is list:
-        others = _names(k for k in ev if k != "events")
-        return (f'has an "events" array next to other keys ({others}): a {{"events": [...]}} '
-                f"wrapper must have no other key")
-    if "resourceSpans" in ev:
-        return ("is an OTLP export request (resourceSpans), not an event: ingest it with "
-                "--format otlp-json or POST it to /v1/traces")
-    if len(unknown) == len(ev):
-        guesses = [(name, _closest(name)) for name in sorted(ev)[:5]]
-        guesses = [(name, close) for name, close in guesses if close]
-        hint = ""
-        if len(guesses) == 1:
-            hint = f"; did you mean {guesses[0][1]}?"
-        elif guesses:
-            hint = "; did you mean " + ", ".join(f"{c} for {show_field(n)}" for n, c in guesses) + "?"
-        return (f"is not an event: none of its keys ({_names(ev)}) is an event field such as "
-                f"event_type, session_id or timestamp{hint}")
-    return None
-
-
-def _names(names: Iterable[str], *, limit: int = 5) -> str:
-    """Up to `limit` field names for a message, sorted."""
-    names = sorted(names)
-    shown = [show_field(n) for n in names[:limit]]
-    more = len(names) - limit
-    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
-
-
-def _closest(name: str) -> str | None:
-    close = difflib.get_close_matches(name, sorted(EVENT_FIELDS), n=1, cutoff=0.75)
-    return close[0] if close else None
-
-
-def _suggestion(name: str) -> str:
-    close = _closest(name)
-    return f" (did you mean {close}?)" if close else ""
 
 
 def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_LIMIT,
@@ -169,113 +69,122 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
 
     The one definition of a valid event. Each check is one condition on the common path;
     the message of a failed check is worked out only then (`_bad_*`), so a well-formed
-    event costs no more than the conditions. A timestamp after `limit` (now + `skew`) is an
-    error; so are unknown fields when `strict_fields`, otherwise their names are left on the
-    result's `unknown`.
+    event costs no more than the conditions: no function call but the dict lookups, the
+    timestamp parse and the JSON encoding of its objects. A timestamp after `limit` (now +
+    `skew`) is an error; so are unknown fields when `strict_fields`, otherwise their names
+    are left on the result's `unknown`.
     """
-    if type(ev) is not dict:
-        _err(errors, index, None, f"event must be a JSON object, got {_type_name(ev)}")
-        return None
-    if not ev:
-        _err(errors, index, None, "is empty: an event has at least one field such as "
-                                  "event_type, session_id or timestamp")
+    if type(ev) is not dict or not ev:
+        _bad_event(errors, index, ev)
         return None
     before = len(errors)
     unknown = None
-    if not _KNOWN(ev):
+    # Every field at once: the event over a dict of all fields set to None; a key that is not
+    # an event field makes it longer.
+    every = {**_NO_FIELDS, **ev}
+    if len(every) != _FIELD_COUNT:
         unknown = ev.keys() - EVENT_FIELDS
-        problem = _shape_problem(ev, unknown)
+        problem = shape_problem(ev, unknown)
         if problem is not None:
             _err(errors, index, None, problem)
             return None
         if strict_fields:
             for name in sorted(unknown):
-                _err(errors, index, show_field(name), f"is not an event field{_suggestion(name)}")
-    get = ev.get
-    event_type = get("event_type")
+                _err(errors, index, show_field(name), f"is not an event field{suggestion(name)}")
+    (event_type, session_id, event_id, timestamp, model, agent_name, tokens_in, tokens_out, duration,
+     input_data, output_data, tool_call, decision_trace, metadata, status, final_in, final_out,
+     parent_id) = _fields(every)
+    given_session = session_id
     if event_type is None:
         event_type = "generic"
     elif type(event_type) is not str or not event_type or len(event_type) > MAX_TEXT_LEN:
         _bad_text(errors, index, "event_type", event_type, MAX_TEXT_LEN)
         if type(event_type) is not str:
             event_type = "generic"
-    session_id = get("session_id")
     if session_id is None:
         session_id = "unknown"
     elif type(session_id) is not str or not session_id or len(session_id) > MAX_ID_LEN:
         _bad_text(errors, index, "session_id", session_id, MAX_ID_LEN)
-    event_id = get("event_id")
     if event_id is not None and (type(event_id) is not str or not event_id or len(event_id) > MAX_ID_LEN):
         _bad_text(errors, index, "event_id", event_id, MAX_ID_LEN)
-    model = get("model")
     if model is not None and (type(model) is not str or len(model) > MAX_TEXT_LEN):
         _bad_text(errors, index, "model", model, MAX_TEXT_LEN)
-    agent_name = get("agent_name")
     if agent_name is not None and (type(agent_name) is not str or len(agent_name) > MAX_TEXT_LEN):
         _bad_text(errors, index, "agent_name", agent_name, MAX_TEXT_LEN)
-    tokens_in = get("tokens_in")
     if tokens_in is not None and (type(tokens_in) is not int or not 0 <= tokens_in <= MAX_TOKENS):
         _bad_count(errors, index, "tokens_in", tokens_in)
-    tokens_out = get("tokens_out")
     if tokens_out is not None and (type(tokens_out) is not int or not 0 <= tokens_out <= MAX_TOKENS):
         _bad_count(errors, index, "tokens_out", tokens_out)
-    duration = get("duration_ms")
     if duration is not None:
         kind = type(duration)
         if (kind is not int and kind is not float) or not 0 <= duration <= MAX_DURATION_MS:
             _bad_duration(errors, index, duration)
 
-    timestamp = get("timestamp")
     if timestamp is None:
         timestamp = now
     elif type(timestamp) is not str:
         _err(errors, index, "timestamp", f"must be an ISO 8601 string, got {_type_name(timestamp)}")
     else:
         try:
-            timestamp = normalize_ts(timestamp)
+            # timeutil.normalize_ts, with its common case inline: text already in the normalised
+            # form (2026-11-21T20:42:19.123Z) is parsed only to check it, and kept as it is.
+            if len(timestamp) == 24 and timestamp[23] == "Z" and timestamp[10] == "T" and timestamp[19] == ".":
+                _fromisoformat(timestamp)
+            else:
+                timestamp = normalize_ts(timestamp)
         except (ValueError, OverflowError):
             _err(errors, index, "timestamp", f"is not an ISO 8601 timestamp: {timestamp[:64]!r}")
         else:
             if timestamp > limit:
-                ahead = f"more than {spoken_duration(skew)} " if skew else ""
-                _err(errors, index, "timestamp",
-                     f"is {ahead}in the future: {timestamp} (server time {now}; the accepted "
-                     f"skew is set by OBSCTL_MAX_FUTURE_SKEW)")
+                _future(errors, index, timestamp, now, skew)
 
-    input_data = get("input_data")
-    output_data = get("output_data")
-    tool_call = get("tool_call")
-    decision_trace = get("decision_trace")
-    metadata = get("metadata")
-    objects = (input_data, output_data, tool_call, decision_trace, metadata)
-    encoded = None
-    for value in objects:
-        if value is not None and type(value) is not dict:
-            break
-    else:
-        try:
-            encoded = [_dumps(value).decode() if value is not None else None for value in objects]
-        except TypeError:
-            encoded = None  # e.g. an integer beyond 64 bits
-    if encoded is None:
-        _bad_objects(errors, index, objects)
+    # Each object is null or a JSON object that can be stored as JSON text (not, for example,
+    # one holding an integer beyond 64 bits); _bad_objects says which is not and why.
+    input_json = output_json = tool_json = trace_json = metadata_json = None
+    objects_ok = True
+    try:
+        if input_data is not None:
+            if type(input_data) is dict:
+                input_json = _dumps(input_data).decode()
+            else:
+                objects_ok = False
+        if output_data is not None:
+            if type(output_data) is dict:
+                output_json = _dumps(output_data).decode()
+            else:
+                objects_ok = False
+        if tool_call is not None:
+            if type(tool_call) is dict:
+                tool_json = _dumps(tool_call).decode()
+            else:
+                objects_ok = False
+        if decision_trace is not None:
+            if type(decision_trace) is dict:
+                trace_json = _dumps(decision_trace).decode()
+            else:
+                objects_ok = False
+        if metadata is not None:
+            if type(metadata) is dict:
+                metadata_json = _dumps(metadata).decode()
+            else:
+                objects_ok = False
+    except TypeError:
+        objects_ok = False
+    if not objects_ok:
+        _bad_objects(errors, index, (input_data, output_data, tool_call, decision_trace, metadata))
 
     # Read by session_end only, but a wrong type is an error on any event.
-    status = get("status")
     if status is not None and type(status) is not str:
         _err(errors, index, "status", f"must be a string, got {_type_name(status)}")
-    final_in = get("total_tokens_in")
     if final_in is not None and (type(final_in) is not int or not 0 <= final_in <= MAX_TOKENS):
         _bad_count(errors, index, "total_tokens_in", final_in)
-    final_out = get("total_tokens_out")
     if final_out is not None and (type(final_out) is not int or not 0 <= final_out <= MAX_TOKENS):
         _bad_count(errors, index, "total_tokens_out", final_out)
     if event_type == "session_start":
-        if get("session_id") is None:
+        if given_session is None:
             _err(errors, index, "session_id", "is required for session_start")
         if agent_name is None:
             _err(errors, index, "agent_name", "is required for session_start")
-    parent_id = get("parent_id")
     if parent_id is not None and type(parent_id) is not str:
         _err(errors, index, "parent_id", f"must be a string, got {_type_name(parent_id)}")
 
@@ -290,11 +199,18 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
         tool_name = tool_field(tool_call, "name")
         if tool_name is not None and type(tool_name) is not str:
             tool_name = str(tool_name)[:MAX_TEXT_LEN]
-    input_json, output_json, tool_json, trace_json, metadata_json = encoded
+    # vocabulary.is_error_event inline (the objects are dicts or None here); a test holds
+    # the two to the same answers.
+    if (event_type in ERROR_TYPES or event_type.endswith("_error")
+            or (output_data is not None and output_data.get("error"))
+            or (tool_call is not None and tool_error(tool_call))):
+        is_error = 1
+    else:
+        is_error = 0
     row = _new_row(EventRow, (
         event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, duration,
         input_json, output_json, tool_json, trace_json, metadata_json, agent_name, tool_name,
-        1 if is_error_event(event_type, output_data, tool_call) else 0, parent_id,
+        is_error, parent_id,
     ))
     return _new_row(ValidEvent, (row, client_id, status, final_in, final_out, unknown))
 
@@ -302,6 +218,32 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
 # A named tuple (EventRow, ValidEvent) from a tuple of its fields, without the generated
 # __new__'s argument handling, which costs more than the rest of building a row.
 _new_row = tuple.__new__
+
+
+def _err(errors: list, index: int, field_name: str | None, message: str) -> None:
+    errors.append({"index": index, "field": field_name, "message": message})
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+            dict: "object"}.get(type(value), type(value).__name__)
+
+
+def _bad_event(errors: list, index: int, ev: Any) -> None:
+    if type(ev) is not dict:
+        _err(errors, index, None, f"event must be a JSON object, got {_type_name(ev)}")
+    else:
+        _err(errors, index, None, "is empty: an event has at least one field such as "
+                                  "event_type, session_id or timestamp")
+
+
+def _future(errors: list, index: int, timestamp: str, now: str, skew: timedelta | None) -> None:
+    ahead = f"more than {spoken_duration(skew)} " if skew else ""
+    _err(errors, index, "timestamp",
+         f"is {ahead}in the future: {timestamp} (server time {now}; the accepted "
+         f"skew is set by OBSCTL_MAX_FUTURE_SKEW)")
 
 
 def _bad_text(errors: list, index: int, name: str, value: Any, maxlen: int) -> None:
@@ -375,28 +317,8 @@ def validate_events(
     validate = validate_event
     for index, ev in enumerate(raw, first_index):
         result = validate(ev, index, errors, now, limit, max_future, strict_fields)
-        if result is None:
-            continue
-        if result.unknown is not None and unknown is not None:
-            unknown.add(result.unknown)
-        append(result)
+        if result is not None:
+            append(result)
+            if result[5] is not None and unknown is not None:  # result.unknown
+                unknown.add(result[5])
     return valid, errors
-
-
-def parse_batch_body(body: Any, *, max_batch: int) -> list:
-    """Check the shape of a `POST /events` body: `{"events": [...]}` and nothing else, within
-    the batch limit."""
-    if type(body) is not dict:
-        raise InvalidInput('request body must be a JSON object: {"events": [...]}')
-    events = body.get("events")
-    if type(events) is not list:
-        got = f" (got keys: {_names(body)})" if body else ""
-        raise InvalidInput(f'request body must have an "events" array: {{"events": [...]}}{got}')
-    if len(body) > 1:
-        raise InvalidInput(f'request body has unknown top-level keys next to "events": '
-                           f'{_names(k for k in body if k != "events")}; send {{"events": [...]}} only')
-    if len(events) > max_batch:
-        raise PayloadTooLarge(
-            f"batch has {len(events)} events; at most {max_batch} are accepted per request"
-        )
-    return events

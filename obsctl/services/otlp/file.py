@@ -19,14 +19,13 @@ import orjson
 
 from obsctl.errors import InvalidInput
 from obsctl.services.ingest import DEFAULT_MAX_FUTURE_SKEW
+from obsctl.services.ingest.document import Utf8Checked, parser_message
 from obsctl.services.ingest.source import (
     BOM,
     Unreadable,
-    Utf8Checked,
     begins_document,
     line_problem,
     parse_line_again,
-    parser_message,
 )
 from obsctl.services.ingest.stream import StreamSummary
 from obsctl.services.otlp import ingest_spans
