@@ -10,7 +10,7 @@ Reference measured in the same run: the analytics event sections computed by sca
 events table (what the event_stats rollup replaces). Each view's target is judged on its
 median (p50) through the service layer and over HTTP; the script exits 1 when one is missed.
 
-    .venv/bin/python bench/queries.py [--iterations 200]
+    .venv/bin/python bench/queries.py [--iterations 200] [--sessions 200000]
 """
 
 from __future__ import annotations
@@ -139,6 +139,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=sized(200, 20), help="samples per per-session view")
     parser.add_argument("--analytics-iterations", type=int, default=sized(30, 5))
+    parser.add_argument("--sessions", type=int, default=None,
+                        help="sessions of 50 events in the database (default: the shared 1M-event one; "
+                             "200000 for the 10M-event figures, built once and cached, about 6 GB)")
     parser.add_argument("--report", help="append a Markdown section of the figures to this file "
                         "(default: $BENCH_REPORT)")
     args = parser.parse_args()
@@ -147,7 +150,7 @@ def main() -> None:
     from obsctl.store.db import open_db
     from obsctl.store.sqlite_store import store_over
 
-    path = bench_db_path()
+    path = bench_db_path(args.sessions)
     db = open_db(path)  # applies pending migrations (the analytics rollup backfill) once
     store = store_over(db)
     totals = db.conn.execute("SELECT COUNT(*), SUM(event_count) FROM sessions").fetchone()

@@ -1,8 +1,10 @@
-"""SQL aggregates behind `GET /analytics`.
+"""SQL aggregates behind `GET /analytics`, none of which reads every session or event.
 
-Session-level sections aggregate the sessions table (which carries each session's totals);
-event-level sections aggregate the small `event_stats` rollup (see store/event_stats.py)
-instead of scanning every event. Everything is read in one snapshot so the sections agree.
+Session-level sections read the `session_stats` rollup (sessions, events and tokens per start
+day, agent and status, kept by triggers on `sessions`; schema.py m009) and two index lookups
+(the earliest and latest start, the shortest and longest ended session); event-level sections
+read the `event_stats` rollup (see store/event_stats.py). Everything is read in one snapshot
+so the sections agree.
 """
 
 from __future__ import annotations
@@ -16,42 +18,47 @@ from obsctl.store.db import (
     write_transaction,
 )
 
-# Wall-clock duration of an ended session in whole milliseconds (timestamps carry ms).
+# Wall-clock duration of an ended session in whole milliseconds (timestamps carry ms). The
+# text must equal the expression of idx_sessions_duration (schema.py m009) for SQLite to use it.
 _SESSION_DURATION_MS = (
     "MAX(0, CAST(ROUND((julianday(ended_at) - julianday(started_at)) * 86400000.0) AS INTEGER))"
 )
 
-_OVERVIEW = f"""
-SELECT COUNT(*),
-       COALESCE(SUM(status = 'active'), 0),
-       COALESCE(SUM(status = 'completed'), 0),
-       COALESCE(SUM(status = 'error'), 0),
-       COALESCE(SUM(event_count), 0),
-       COALESCE(SUM(total_tokens_in), 0),
-       COALESCE(SUM(total_tokens_out), 0),
-       MIN(started_at), MAX(started_at),
-       AVG(duration_ms), MIN(duration_ms), MAX(duration_ms)
-FROM (SELECT status, event_count, total_tokens_in, total_tokens_out, started_at,
-             CASE WHEN ended_at IS NOT NULL THEN {_SESSION_DURATION_MS} END AS duration_ms
-      FROM sessions)
+_OVERVIEW = """
+SELECT COALESCE(SUM(sessions), 0),
+       COALESCE(SUM(CASE WHEN status = 'active' THEN sessions END), 0),
+       COALESCE(SUM(CASE WHEN status = 'completed' THEN sessions END), 0),
+       COALESCE(SUM(CASE WHEN status = 'error' THEN sessions END), 0),
+       COALESCE(SUM(events), 0),
+       COALESCE(SUM(tokens_in), 0),
+       COALESCE(SUM(tokens_out), 0),
+       SUM(duration_sum), SUM(ended)
+FROM session_stats
 """
+_STARTS = ("SELECT (SELECT MIN(started_at) FROM sessions), "
+           "(SELECT MAX(started_at) FROM sessions)")
+_DURATIONS = (f"SELECT (SELECT MIN({_SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL), "
+              f"(SELECT MAX({_SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL)")
 OVERVIEW_COLUMNS = ("total_sessions", "active_sessions", "completed_sessions", "error_sessions",
                     "total_events", "total_tokens_in", "total_tokens_out", "earliest_session",
                     "latest_session", "duration_avg", "duration_min", "duration_max")
 
 _TOP_AGENTS = """
-SELECT agent_name, COUNT(*), SUM(total_tokens_in + total_tokens_out) AS tokens
-FROM sessions NOT INDEXED
+SELECT agent_name, SUM(sessions), SUM(tokens_in + tokens_out) AS tokens
+FROM session_stats
 GROUP BY agent_name
+HAVING SUM(sessions) > 0
 ORDER BY tokens DESC, agent_name
 LIMIT ?
 """
 
+# `since` is the start of a day (services/analytics.first_day), so comparing days is exact.
 _SESSIONS_BY_DAY = """
-SELECT substr(started_at, 1, 10) AS day, COUNT(*), SUM(total_tokens_in + total_tokens_out)
-FROM sessions
-WHERE started_at >= ?
+SELECT day, SUM(sessions), SUM(tokens_in + tokens_out)
+FROM session_stats
+WHERE day >= substr(?, 1, 10)
 GROUP BY day
+HAVING SUM(sessions) > 0
 ORDER BY day
 """
 
@@ -77,9 +84,7 @@ _HOURLY = "SELECT hour, SUM(event_count) FROM event_stats GROUP BY hour ORDER BY
 
 def rollup_is_current(db: sqlite_utils.Database) -> bool:
     """True when the rollup counts exactly the stored events (call inside a snapshot)."""
-    conn = db.conn
-    counted = conn.execute("SELECT COALESCE(SUM(event_count), 0) FROM event_stats").fetchone()[0]
-    return counted == conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+    return event_stats.is_current(db.conn)
 
 
 def repair_rollup(db: sqlite_utils.Database) -> None:
@@ -89,18 +94,24 @@ def repair_rollup(db: sqlite_utils.Database) -> None:
     instead, which hides it for this connection only.
     """
     if is_readonly(db):
-        db.conn.execute("CREATE TEMP TABLE IF NOT EXISTS event_stats AS "
-                        "SELECT * FROM main.event_stats WHERE 0")
+        for table in ("event_stats", "event_totals"):
+            db.conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table} AS SELECT * FROM main.{table}")
         event_stats.rebuild(db.conn)
+        event_stats.recount(db.conn)
         return
     with write_transaction(db):
         if not rollup_is_current(db):
             event_stats.rebuild(db.conn)
+            event_stats.recount(db.conn)
 
 
 def overview(db: sqlite_utils.Database) -> dict:
-    row = db.conn.execute(_OVERVIEW).fetchone()
-    return dict(zip(OVERVIEW_COLUMNS, row))
+    conn = db.conn
+    *totals, duration_sum, ended = conn.execute(_OVERVIEW).fetchone()
+    earliest, latest = conn.execute(_STARTS).fetchone()
+    shortest, longest = conn.execute(_DURATIONS).fetchone()
+    average = duration_sum / ended if ended else None
+    return dict(zip(OVERVIEW_COLUMNS, (*totals, earliest, latest, average, shortest, longest)))
 
 
 def top_agents(db: sqlite_utils.Database, limit: int) -> list[tuple]:

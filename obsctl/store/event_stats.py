@@ -70,7 +70,29 @@ def add_rows(conn: sqlite3.Connection, rows: Sequence[EventRow]) -> None:
     conn.executemany(_UPSERT, [(*key, *acc) for key, acc in totals.items()])
 
 
+def count_inserted(conn: sqlite3.Connection, inserted: int) -> None:
+    """Add `inserted` new events to event_totals (inside the ingest transaction); a trigger
+    takes each deleted event away."""
+    conn.execute("UPDATE event_totals SET events = events + ?, max_id = (SELECT MAX(id) FROM events) "
+                 "WHERE id = 1", [inserted])
+
+
+def is_current(conn: sqlite3.Connection) -> bool:
+    """Whether the rollup counts exactly the stored events: its total equals event_totals',
+    and no event was added behind the ingest path (the highest id is the one it recorded).
+    Reads two small tables and the last entry of the events' primary key, at any size."""
+    counted = conn.execute("SELECT COALESCE(SUM(event_count), 0) FROM event_stats").fetchone()[0]
+    events, max_id = conn.execute("SELECT events, max_id FROM event_totals").fetchone()
+    return counted == events and max_id == conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
+
+
 def rebuild(conn: sqlite3.Connection) -> None:
     """Recompute the rollup from the events table (call inside a write transaction)."""
     conn.execute("DELETE FROM event_stats")
     conn.execute(_REBUILD)
+
+
+def recount(conn: sqlite3.Connection) -> None:
+    """Recompute event_totals from the events table (with `rebuild`, when repairing)."""
+    conn.execute("UPDATE event_totals SET (events, max_id) = "
+                 "(SELECT COUNT(*), COALESCE(MAX(id), 0) FROM events) WHERE id = 1")

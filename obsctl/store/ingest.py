@@ -93,6 +93,7 @@ def write_batch(
     inserted = conn.total_changes - before
     if inserted == len(rows):  # fewer means the caller rolls back and redoes the batch
         event_stats.add_rows(conn, rows)
+        event_stats.count_inserted(conn, inserted)
     conn.executemany(_APPLY_START, starts)
     conn.executemany(_APPLY_END, ends)
     return inserted

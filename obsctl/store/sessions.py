@@ -27,10 +27,11 @@ def _rows(cursor, columns) -> list[dict]:
 def list_sessions(
     db: sqlite_utils.Database, *, status: str | None, limit: int, offset: int
 ) -> tuple[list[dict], int]:
-    """Sessions newest first, with the total count for the same filter."""
+    """Sessions newest first, with the total count for the same filter (from the session_stats
+    rollup, whatever the number of sessions)."""
     where, params = ("WHERE status = ?", [status]) if status else ("", [])
     conn = db.conn
-    total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
+    total = conn.execute(f"SELECT COALESCE(SUM(sessions), 0) FROM session_stats {where}", params).fetchone()[0]
     cursor = conn.execute(
         f"{_SESSION_SELECT} {where} ORDER BY started_at DESC, session_id LIMIT ? OFFSET ?",
         [*params, limit, offset],

@@ -156,14 +156,37 @@ def test_event_rows_name_columns_of_the_events_table(db):
     assert set(EVENT_COLUMNS) <= columns, set(EVENT_COLUMNS) - columns
 
 
-def test_event_sections_never_scan_the_events_table(db):
+def _plan(db, sql, params=()):
+    return " | ".join(row[3] for row in db.conn.execute("EXPLAIN QUERY PLAN " + sql, params))
+
+
+def test_no_analytics_query_reads_every_session_or_event(db):
+    # Flat as data grows: every section reads a rollup or searches an index.
     from obsctl.store import analytics as store
 
-    for sql in (store._MODEL_USAGE, store._EVENT_TYPES, store._HOURLY):
-        plan = " ".join(row[3] for row in db.conn.execute("EXPLAIN QUERY PLAN " + sql))
-        assert "event_stats" in plan and "events " not in plan + " ", plan
-    plan = " ".join(r[3] for r in db.conn.execute("EXPLAIN QUERY PLAN " + store._SESSIONS_BY_DAY, ["x"]))
-    assert "idx_sessions_started" in plan
+    seed(db)
+    queries = {"overview": (store._OVERVIEW, ()), "starts": (store._STARTS, ()),
+               "durations": (store._DURATIONS, ()), "top agents": (store._TOP_AGENTS, (10,)),
+               "by day": (store._SESSIONS_BY_DAY, ("2026-01-01T00:00:00.000Z",)),
+               "models": (store._MODEL_USAGE, ()), "types": (store._EVENT_TYPES, ()),
+               "hourly": (store._HOURLY, ())}
+    for name, (sql, params) in queries.items():
+        plan = _plan(db, sql, params)
+        assert "SCAN sessions" not in plan and "SCAN events" not in plan, (name, plan)
+        assert "SEARCH events" not in plan, (name, plan)
+    assert _plan(db, *queries["durations"]).count("idx_sessions_duration") == 2
+    assert "SEARCH session_stats USING PRIMARY KEY (day>?)" in _plan(db, *queries["by day"])
+
+
+def test_rollup_is_repaired_when_events_are_added_behind_ingest(db):
+    seed(db)
+    columns = ", ".join(c for c in EVENT_COLUMNS if c != "event_id")
+    with db.conn:  # a copy of an event under a new id, as a script writing the file might
+        db.conn.execute(f"INSERT INTO events (event_id, {columns}) SELECT 'copy', {columns} FROM events "
+                        "WHERE model = 'claude'")
+    claude = next(m for m in get_analytics(db, at=AT)["model_usage"] if m["model"] == "claude")
+    assert claude["call_count"] == 2
+    assert db.conn.execute("SELECT events FROM event_totals").fetchone()[0] == 14
 
 
 def test_session_breakdown_searches_by_session_not_scans(db):

@@ -1,0 +1,73 @@
+"""The session_stats rollup (analytics' session-level sections and the sessions list's total)
+equals a recomputation over the sessions table after any mix of writes."""
+
+import random
+
+from obsctl.services.ingest import ingest_events
+from obsctl.store.maintenance import prune_batch
+from obsctl.store.analytics import _SESSION_DURATION_MS
+from tests.conftest import event
+
+_RECOMPUTED = f"""
+SELECT substr(started_at, 1, 10), agent_name, status, COUNT(*), SUM(event_count),
+       SUM(total_tokens_in), SUM(total_tokens_out), COUNT(ended_at),
+       COALESCE(SUM(CASE WHEN ended_at IS NOT NULL THEN {_SESSION_DURATION_MS} END), 0)
+FROM sessions GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+"""
+_KEPT = "SELECT * FROM session_stats WHERE sessions <> 0 ORDER BY 1, 2, 3"
+
+
+def _assert_exact(db):
+    assert db.conn.execute(_KEPT).fetchall() == db.conn.execute(_RECOMPUTED).fetchall()
+    # Groups whose sessions all moved elsewhere are left at zero in every column.
+    assert db.conn.execute("SELECT COUNT(*) FROM session_stats WHERE sessions = 0 AND "
+                           "(events <> 0 OR tokens_in <> 0 OR tokens_out <> 0 OR ended <> 0 "
+                           "OR duration_sum <> 0)").fetchone()[0] == 0
+
+
+def _ts(day: int, second: int) -> str:
+    return f"2026-03-{day:02d}T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}.000Z"
+
+
+def test_rollup_follows_every_change_of_a_session(db):
+    # An event before the start moves the session a day back; a session_start names the
+    # agent of a session first seen as 'unknown'; session_end changes the status and
+    # sets the end; final token totals replace the sums.
+    ingest_events(db, [event("s1", tokens_in=5, timestamp=_ts(2, 100))])
+    _assert_exact(db)
+    ingest_events(db, [event("s1", "session_start", agent_name="alpha", timestamp=_ts(2, 50))])
+    _assert_exact(db)
+    ingest_events(db, [event("s1", tokens_out=7, timestamp=_ts(1, 86_000))])
+    _assert_exact(db)
+    ingest_events(db, [event("s1", "session_end", status="error", total_tokens_in=99,
+                             timestamp=_ts(2, 3_000))])
+    _assert_exact(db)
+    row = db.conn.execute("SELECT * FROM session_stats WHERE sessions <> 0").fetchall()
+    assert row == [("2026-03-01", "alpha", "error", 1, 4, 99, 7, 1, (86_400 - 86_000 + 3_000) * 1000)]
+
+
+def test_rollup_equals_a_recomputation_after_random_writes_and_prunes(db):
+    rng = random.Random(7)
+    agents = ["alpha", "beta", "gamma"]
+    for round_no in range(12):
+        batch = []
+        for _ in range(rng.randint(1, 40)):
+            sid = f"s{rng.randrange(25)}"
+            kind = rng.random()
+            ts = _ts(rng.randint(1, 9), rng.randrange(86_400))
+            if kind < 0.15:
+                batch.append(event(sid, "session_start", agent_name=rng.choice(agents), timestamp=ts))
+            elif kind < 0.3:
+                batch.append(event(sid, "session_end", status=rng.choice(["completed", "error"]),
+                                   timestamp=ts, **({"total_tokens_out": rng.randrange(999)}
+                                                    if rng.random() < 0.3 else {})))
+            else:
+                batch.append(event(sid, rng.choice(["llm_call", "tool_call", "error"]), timestamp=ts,
+                                   tokens_in=rng.randrange(100), tokens_out=rng.randrange(100),
+                                   agent_name=rng.choice(agents + [None])))
+        ingest_events(db, batch)
+        _assert_exact(db)
+        if round_no % 4 == 3:
+            prune_batch(db, _ts(rng.randint(2, 9), 0), 5)  # a few inactive sessions
+            _assert_exact(db)
+    assert db.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] > 0
