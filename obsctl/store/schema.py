@@ -292,23 +292,40 @@ def m009_analytics_counters(db):
             UPDATE event_totals SET events = events - 1 WHERE id = 1;
         END;
     """)
-    for name, rows in (("insert", ["NEW"]), ("update", ["OLD", "NEW"]), ("delete", ["OLD"])):
-        columns = (" OF agent_name, started_at, ended_at, status, event_count, total_tokens_in, "
-                   "total_tokens_out") if name == "update" else ""
-        body = "".join(_session_stats_upsert(row, -1 if row == "OLD" else 1, duration) for row in rows)
-        db.execute(f"CREATE TRIGGER session_stats_{name} AFTER {name.upper()}{columns} ON sessions "
-                   f"BEGIN {body} END")
+    # A session that stays in its group (most updates: events added to it) moves the group's
+    # totals by the difference, in one statement; one that changes group leaves the old group
+    # and joins the new one.
+    same = "substr(OLD.started_at, 1, 10) = substr(NEW.started_at, 1, 10) AND " \
+           "OLD.agent_name = NEW.agent_name AND OLD.status = NEW.status"
+    columns = "agent_name, started_at, ended_at, status, event_count, total_tokens_in, total_tokens_out"
+    triggers = (
+        ("insert", "INSERT", "", _session_stats_change("NEW", None, duration)),
+        ("update_in_group", f"UPDATE OF {columns}", f"WHEN {same}", _session_stats_change("NEW", "OLD", duration)),
+        ("update_moved", f"UPDATE OF {columns}", f"WHEN NOT ({same})",
+         _session_stats_change(None, "OLD", duration) + _session_stats_change("NEW", None, duration)),
+        ("delete", "DELETE", "", _session_stats_change(None, "OLD", duration)),
+    )
+    for name, event, when, body in triggers:
+        db.execute(f"CREATE TRIGGER session_stats_{name} AFTER {event} ON sessions {when} BEGIN {body} END")
 
 
-def _session_stats_upsert(row: str, sign: int, duration: str) -> str:
-    """One trigger statement adding (sign 1) or taking away (-1) the NEW or OLD session row."""
-    s = "" if sign > 0 else "-"
+def _session_stats_change(new: str | None, old: str | None, duration: str) -> str:
+    """One trigger statement adding the `new` session row to its group and taking the `old`
+    one away (either may be None; with both, they are in the same group)."""
+    key = new or old
+
+    def value(template: str) -> str:
+        parts = [template.format(row=row) for row in (new, old) if row]
+        return parts[0] if not old else (f"-{parts[0]}" if not new else f"{parts[0]} - {parts[1]}")
+
+    ended = "({row}.ended_at IS NOT NULL)"
+    wall = "COALESCE(CASE WHEN {row}.ended_at IS NOT NULL THEN " + duration.replace("{0}", "{row}.") + " END, 0)"
     return f"""
         INSERT INTO session_stats VALUES (
-            substr({row}.started_at, 1, 10), {row}.agent_name, {row}.status, {sign},
-            {s}{row}.event_count, {s}{row}.total_tokens_in, {s}{row}.total_tokens_out,
-            {s}({row}.ended_at IS NOT NULL),
-            {s}COALESCE(CASE WHEN {row}.ended_at IS NOT NULL THEN {duration.format(row + '.')} END, 0))
+            substr({key}.started_at, 1, 10), {key}.agent_name, {key}.status,
+            {1 if new and not old else (-1 if old and not new else 0)},
+            {value("{row}.event_count")}, {value("{row}.total_tokens_in")}, {value("{row}.total_tokens_out")},
+            {value(ended)}, {value(wall)})
         ON CONFLICT (day, agent_name, status) DO UPDATE SET
             sessions = sessions + excluded.sessions, events = events + excluded.events,
             tokens_in = tokens_in + excluded.tokens_in, tokens_out = tokens_out + excluded.tokens_out,
