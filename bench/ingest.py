@@ -3,8 +3,8 @@ events, and HTTP ingest through a real `obsctl serve`.
 
 Run: .venv/bin/python bench/ingest.py [--events 200000] [--rss-events 1000000] [--runs 3] [--skip-http]
 Targets (issue 2): CLI >= 50% of the reference; peak RSS < 200 MB at 1M events;
-HTTP >= 10k events/s (batches of 1000, 4 client threads, limits lifted). Throughputs are
-judged on the median of --runs runs (the reference and the CLI alternate, each a fresh
+HTTP >= 10k events/s (batches of 1000, 4 client threads, limits lifted) and >= 70% of the
+reference's events/s (issue 15). Throughputs are judged on the median of --runs runs (the reference and the CLI alternate, each a fresh
 process); the script exits 1 when a target is missed.
 """
 
@@ -178,6 +178,10 @@ def main() -> None:
                           f"{median(rates):,.0f} events/s median of {', '.join(f'{r:,.0f}' for r in rates)}")
             report.check("HTTP ingest", median(rates), ">=", 10_000, unit=" events/s",
                          basis=f"median of {args.runs}", fmt=",.0f")
+            # Issue 15: the server against the raw reference of the same run (the Node service
+            # this spec was written from reaches 0.63 of its own).
+            report.check("HTTP ingest / reference", 100 * median(rates) / (n / ref), ">=", 70, unit="%",
+                         basis=f"medians of {args.runs}", fmt=".0f")
     report.finish(args.report)
 
 if __name__ == "__main__":
