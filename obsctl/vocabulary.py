@@ -94,3 +94,10 @@ def is_error_event(event_type: str, output_data: Any, tool_call: Any) -> bool:
     if type(output_data) is dict and output_data.get("error"):
         return True
     return tool_call is not None and bool(tool_error(tool_call))
+
+
+# Letter grades of DECISIONS.md (triage reports and scorecards): the lowest score of each
+# grade, best first; below the last band the grade is F.
+GRADE_BANDS = ((95, "A+"), (90, "A"), (85, "B+"), (80, "B"), (70, "B-"), (65, "C+"), (60, "C"),
+               (50, "D"))
+GRADES = (*(grade for _, grade in GRADE_BANDS), "F")

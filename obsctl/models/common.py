@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
+from obsctl.vocabulary import GRADES
 from obsctl.vocabulary import RATE_DEFINITIONS as DEFINITIONS
 
 # A character that Python's str.strip() keeps (not str.isspace()): the services call a string
@@ -30,7 +31,6 @@ def one_of(values) -> Any:
     return Annotated[str, Meta(extra_json_schema={"enum": list(values)})]
 
 
-GRADES = ("A+", "A", "B+", "B", "B-", "C+", "C", "D", "F")  # best first (services/grades.py)
 Grade = one_of(GRADES)
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-GRADE_BANDS = ((95, "A+"), (90, "A"), (85, "B+"), (80, "B"), (70, "B-"), (65, "C+"), (60, "C"),
-               (50, "D"))
+from obsctl.vocabulary import GRADE_BANDS
 
 
 def grade_for(score: float) -> str:
