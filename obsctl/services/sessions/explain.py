@@ -16,14 +16,18 @@ REASONING_CHARS = 300
 MAX_ERROR_REFS = 20
 
 # Inline Markdown that user text could trigger (emphasis, code, links, HTML, table pipes).
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|])")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_MD_SPECIAL = "\\`*[]<>|"
+# Each special character backslash-escaped; CR, LF (and CRLF, folded to LF first) as `<br>`.
+_MD_ESCAPES = str.maketrans({**{c: "\\" + c for c in _MD_SPECIAL}, "\r": " <br> ", "\n": " <br> "})
+_MD_NEEDS_ESCAPE = re.compile(r"[\\`*\[\]<>|\r\n]")
 
 
 def md_escape(text: str) -> str:
     """Escape user text so it renders literally inside one Markdown line: a list item or a
     table cell (`|` escaped; a line break becomes `<br>`, so a row stays one line)."""
-    return _LINE_BREAK.sub(" <br> ", _MD_SPECIAL.sub(r"\\\1", text))
+    if _MD_NEEDS_ESCAPE.search(text) is None:
+        return text  # the common case: nothing to escape
+    return text.replace("\r\n", "\n").translate(_MD_ESCAPES)
 
 
 def _code(text: str) -> str:
