@@ -12,14 +12,12 @@ from obsctl.services.sessions import fields, require_session
 from obsctl.services.sessions.fields import excerpt
 from obsctl.services.sessions.summary import session_summary
 from obsctl.store import Store
-from obsctl.store.sessions import TIMELINE_COLUMNS
 from obsctl.text import MISSING
 from obsctl.timeutil import parse_ts
 
 EXCERPT_CHARS = 120
 REASONING_CHARS = 300
 MAX_ERROR_REFS = 20
-_IS_ERROR = TIMELINE_COLUMNS.index("is_error")
 
 # Inline Markdown that user text could trigger (emphasis, code, links, HTML, table pipes).
 _MD_SPECIAL = "\\`*[]<>|"
@@ -101,7 +99,8 @@ def _header(session: dict, summary: dict) -> list[str]:
 
 
 def _event_lines(number: int, row: tuple, origin: datetime | None) -> list[str]:
-    """The timeline item of one event (a TIMELINE_COLUMNS row); `origin` is the session start."""
+    """The timeline item of one event, a row of the store's session_timeline_rows (its
+    TIMELINE_COLUMNS, in that order); `origin` is the session start."""
     (timestamp, event_type, model, tokens_in, tokens_out, duration_ms, input_json, output_json,
      tool_json, trace_json, is_error) = row
     input_data = None if input_json is None else json_loads(input_json)
@@ -184,7 +183,7 @@ def explain_session(store: Store, session_id: str) -> dict:
     origin = parse_ts(session["started_at"]) if session["started_at"] else None
     for number, row in enumerate(store.sessions.session_timeline_rows(session_id), start=1):
         lines += _event_lines(number, row, origin)
-        if row[_IS_ERROR]:
+        if row[-1]:  # is_error, the last of the timeline columns
             error_numbers.append(number)
     if number == 0:
         lines.append("_No events._")

@@ -165,3 +165,17 @@ def test_md_escape_agrees_with_the_regex_reference():
         assert md_escape(text) == _md_escape_by_regex(text), repr(text)
     assert md_escape("no specials here") == "no specials here"
     assert md_escape("a\r\nb\rc\nd") == "a <br> b <br> c <br> d"
+
+
+def test_timeline_rows_are_the_session_events_in_the_columns_explain_unpacks(db):
+    from obsctl.store.sessions import TIMELINE_COLUMNS
+
+    # explain_session unpacks the rows in this order and reads is_error as the last one.
+    assert TIMELINE_COLUMNS == ("timestamp", "event_type", "model", "tokens_in", "tokens_out",
+                                "duration_ms", "input_data", "output_data", "tool_call",
+                                "decision_trace", "is_error")
+    seed(db)
+    events = list(db.sessions.iter_session_events("s1"))
+    rows = db.sessions.session_timeline_rows("s1")
+    assert rows == [tuple(e[c] for c in TIMELINE_COLUMNS) for e in events]
+    assert sum(1 for r in rows if r[-1]) == 1
