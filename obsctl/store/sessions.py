@@ -44,6 +44,20 @@ def get_session(db: sqlite_utils.Database, session_id: str) -> dict | None:
     return dict(zip(SESSION_COLUMNS, row)) if row else None
 
 
+# What the explain timeline shows of each event, in this order.
+TIMELINE_COLUMNS = (
+    "timestamp", "event_type", "model", "tokens_in", "tokens_out", "duration_ms", "input_data",
+    "output_data", "tool_call", "decision_trace", "is_error",
+)
+_TIMELINE_SELECT = f"SELECT {', '.join(TIMELINE_COLUMNS)} FROM events WHERE session_id = ? ORDER BY timestamp, id"
+
+
+def session_timeline_rows(db: sqlite_utils.Database, session_id: str) -> list[tuple]:
+    """A session's events in the order of iter_session_events, as TIMELINE_COLUMNS tuples
+    (no per-row dict: explain reads every event of the session)."""
+    return db.conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
+
+
 def iter_session_events(db: sqlite_utils.Database, session_id: str) -> Iterator[dict]:
     """A session's events in time order (ties in arrival order), streamed from the cursor."""
     cursor = db.conn.execute(

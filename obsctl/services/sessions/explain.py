@@ -3,27 +3,35 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
+
+from orjson import loads as json_loads
 
 from obsctl.jsonutil import dumps, loads_column
 from obsctl.services.sessions import fields, require_session
+from obsctl.services.sessions.fields import excerpt
 from obsctl.services.sessions.summary import session_summary
 from obsctl.store import Store
 from obsctl.text import MISSING
-from obsctl.timeutil import ms_between
+from obsctl.timeutil import parse_ts
 
 EXCERPT_CHARS = 120
 REASONING_CHARS = 300
 MAX_ERROR_REFS = 20
 
 # Inline Markdown that user text could trigger (emphasis, code, links, HTML, table pipes).
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|])")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_MD_SPECIAL = "\\`*[]<>|"
+# Each special character backslash-escaped; CR, LF (and CRLF, folded to LF first) as `<br>`.
+_MD_ESCAPES = str.maketrans({**{c: "\\" + c for c in _MD_SPECIAL}, "\r": " <br> ", "\n": " <br> "})
+_MD_NEEDS_ESCAPE = re.compile(r"[\\`*\[\]<>|\r\n]")
 
 
 def md_escape(text: str) -> str:
     """Escape user text so it renders literally inside one Markdown line: a list item or a
     table cell (`|` escaped; a line break becomes `<br>`, so a row stays one line)."""
-    return _LINE_BREAK.sub(" <br> ", _MD_SPECIAL.sub(r"\\\1", text))
+    if _MD_NEEDS_ESCAPE.search(text) is None:
+        return text  # the common case: nothing to escape
+    return text.replace("\r\n", "\n").translate(_MD_ESCAPES)
 
 
 def _code(text: str) -> str:
@@ -36,6 +44,8 @@ def _code(text: str) -> str:
 
 
 def _num(value: float | None) -> str:
+    if type(value) is int:
+        return f"{value:,}"
     if value is None:
         return MISSING
     if isinstance(value, float) and not value.is_integer():
@@ -88,43 +98,49 @@ def _header(session: dict, summary: dict) -> list[str]:
     return lines
 
 
-def _event_lines(number: int, event: dict, origin: str) -> list[str]:
-    input_data = loads_column(event["input_data"])
-    output_data = loads_column(event["output_data"])
-    tool_call = loads_column(event["tool_call"])
-    trace = loads_column(event["decision_trace"])
+def _event_lines(number: int, row: tuple, origin: datetime | None) -> list[str]:
+    """The timeline item of one event, a row of the store's session_timeline_rows (its
+    TIMELINE_COLUMNS, in that order); `origin` is the session start."""
+    (timestamp, event_type, model, tokens_in, tokens_out, duration_ms, input_json, output_json,
+     tool_json, trace_json, is_error) = row
+    input_data = None if input_json is None else json_loads(input_json)
+    output_data = None if output_json is None else json_loads(output_json)
+    tool_call = None if tool_json is None else json_loads(tool_json)
+    trace = None if trace_json is None else json_loads(trace_json)
     tool_name, tool_input, tool_output = fields.tool_parts(tool_call)
 
-    head = [f"**{format_elapsed(ms_between(origin, event['timestamp']))}**",
-            _code(event["event_type"])]
-    if event["model"]:
-        head.append(f"model {_code(event['model'])}")
+    elapsed = (parse_ts(timestamp) - origin).total_seconds() * 1000.0 if origin and timestamp else None
+    head = [f"**{format_elapsed(elapsed)}**", _code(event_type)]
+    if model:
+        head.append(f"model {_code(model)}")
     if tool_name:
         head.append(f"tool {_code(tool_name)}")
-    if event["tokens_in"] is not None or event["tokens_out"] is not None:
-        head.append(f"tokens {_num(event['tokens_in'] or 0)} in / {_num(event['tokens_out'] or 0)} out")
-    if event["duration_ms"] is not None:
-        head.append(f"{_num(event['duration_ms'])} ms")
-    if event["is_error"]:
+    if tokens_in is not None or tokens_out is not None:
+        head.append(f"tokens {_num(tokens_in or 0)} in / {_num(tokens_out or 0)} out")
+    if duration_ms is not None:
+        head.append(f"{_num(duration_ms)} ms")
+    if is_error:
         head.append("**❌ ERROR**")
     lines = [f"{number}. " + " · ".join(head)]
 
-    def detail(label: str, text: str | None, limit: int = EXCERPT_CHARS) -> None:
-        if text is not None and text.strip():
-            lines.append(f"   - {label}: {md_escape(fields.excerpt(text, limit))}")
-
-    detail("Input", fields.main_text(input_data))
     shown_output = output_data
     if isinstance(output_data, dict) and "error" in output_data:
         # The error gets its own line below; show only what else the output holds.
         shown_output = {k: v for k, v in output_data.items() if k != "error"} or None
-    detail("Output", fields.main_text(shown_output))
-    detail("Tool input", tool_input)
-    detail("Tool output", tool_output)
-    detail("Reasoning", fields.reasoning_text(trace), REASONING_CHARS)
-    if event["is_error"]:
-        message = fields.error_message(output_data, tool_call) or f"event type {event['event_type']}"
-        lines.append(f"   - **Error:** {md_escape(fields.excerpt(message, REASONING_CHARS))}")
+    for label, text, limit in (
+        ("Input", fields.main_text(input_data), EXCERPT_CHARS),
+        ("Output", fields.main_text(shown_output), EXCERPT_CHARS),
+        ("Tool input", tool_input, EXCERPT_CHARS),
+        ("Tool output", tool_output, EXCERPT_CHARS),
+        ("Reasoning", fields.reasoning_text(trace), REASONING_CHARS),
+    ):
+        if text is not None:
+            line = excerpt(text, limit)
+            if line:  # empty when the text is all whitespace
+                lines.append(f"   - {label}: {md_escape(line)}")
+    if is_error:
+        message = fields.error_message(output_data, tool_call) or f"event type {event_type}"
+        lines.append(f"   - **Error:** {md_escape(excerpt(message, REASONING_CHARS))}")
     return lines
 
 
@@ -164,9 +180,10 @@ def explain_session(store: Store, session_id: str) -> dict:
     lines += ["", "## Timeline", ""]
     error_numbers: list[int] = []
     number = 0
-    for number, event in enumerate(store.sessions.iter_session_events(session_id), start=1):
-        lines += _event_lines(number, event, session["started_at"])
-        if event["is_error"]:
+    origin = parse_ts(session["started_at"]) if session["started_at"] else None
+    for number, row in enumerate(store.sessions.session_timeline_rows(session_id), start=1):
+        lines += _event_lines(number, row, origin)
+        if row[-1]:  # is_error, the last of the timeline columns
             error_numbers.append(number)
     if number == 0:
         lines.append("_No events._")

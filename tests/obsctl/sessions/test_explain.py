@@ -1,6 +1,8 @@
 """Explain a session as Markdown: exact text on a hand-built session, API and CLI."""
 
 import json
+import random
+import re
 
 from obsctl.services.ingest import ingest_events
 from obsctl.services.sessions.explain import explain_session, format_elapsed, md_escape
@@ -142,3 +144,38 @@ def test_cli_unknown_session_is_one_line_error(db, cli):
     assert result.exit_code == 1
     assert result.stderr == "Error: session 'nope' not found\n"
     assert result.stdout == ""
+
+
+def _md_escape_by_regex(text: str) -> str:
+    """The reference escaping: each special character backslash-escaped, then every CRLF, CR
+    or LF replaced by ` <br> `."""
+    escaped = re.sub(r"([\\`*\[\]<>|])", r"\\\1", text)
+    return re.sub(r"\r\n|\r|\n", " <br> ", escaped)
+
+
+def test_md_escape_agrees_with_the_regex_reference():
+    specials = ["\\", "`", "*", "[", "]", "<", ">", "|", "\r", "\n", "\r\n", "\n\r", "\r\r\n"]
+    texts = ["", "plain text", "émoji ✓ ünïcode", " <br> ", "a_b #h ~x"]
+    texts += [f"{s}" for s in specials] + [f"a{s}b" for s in specials] + [f"{s}x{s}" for s in specials]
+    texts.append("".join(specials) * 2)
+    rng = random.Random(3)
+    alphabet = ["a", " ", "é", *specials]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(500)]
+    for text in texts:
+        assert md_escape(text) == _md_escape_by_regex(text), repr(text)
+    assert md_escape("no specials here") == "no specials here"
+    assert md_escape("a\r\nb\rc\nd") == "a <br> b <br> c <br> d"
+
+
+def test_timeline_rows_are_the_session_events_in_the_columns_explain_unpacks(db):
+    from obsctl.store.sessions import TIMELINE_COLUMNS
+
+    # explain_session unpacks the rows in this order and reads is_error as the last one.
+    assert TIMELINE_COLUMNS == ("timestamp", "event_type", "model", "tokens_in", "tokens_out",
+                                "duration_ms", "input_data", "output_data", "tool_call",
+                                "decision_trace", "is_error")
+    seed(db)
+    events = list(db.sessions.iter_session_events("s1"))
+    rows = db.sessions.session_timeline_rows("s1")
+    assert rows == [tuple(e[c] for c in TIMELINE_COLUMNS) for e in events]
+    assert sum(1 for r in rows if r[-1]) == 1
