@@ -315,15 +315,16 @@ def _session_stats_change(new: str | None, old: str | None, duration: str) -> st
     key = new or old
 
     def value(template: str) -> str:
-        parts = [template.format(row=row) for row in (new, old) if row]
-        return parts[0] if not old else (f"-{parts[0]}" if not new else f"{parts[0]} - {parts[1]}")
+        added = template.format(row=new) if new else None
+        taken = template.format(row=old) if old else None
+        return f"{added} - {taken}" if added and taken else added or f"-{taken}"
 
     ended = "({row}.ended_at IS NOT NULL)"
     wall = "COALESCE(CASE WHEN {row}.ended_at IS NOT NULL THEN " + duration.replace("{0}", "{row}.") + " END, 0)"
     return f"""
         INSERT INTO session_stats VALUES (
             substr({key}.started_at, 1, 10), {key}.agent_name, {key}.status,
-            {1 if new and not old else (-1 if old and not new else 0)},
+            {(1 if new else 0) - (1 if old else 0)},
             {value("{row}.event_count")}, {value("{row}.total_tokens_in")}, {value("{row}.total_tokens_out")},
             {value(ended)}, {value(wall)})
         ON CONFLICT (day, agent_name, status) DO UPDATE SET
