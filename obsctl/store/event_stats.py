@@ -2,7 +2,7 @@
 
 Analytics' event-level sections (model usage, event types, hourly activity) would otherwise
 scan every event on each request (about 0.5 s at 1M events). The ingest transaction adds
-each batch's totals here (`add_rows`, called from store/ingest.write_batch), so the rollup
+each batch's totals here (`add_totals`, called from store/ingest.write_batch), so the rollup
 commits or rolls back with the events and is never stale. A missing model is stored as ''.
 `rebuild` recomputes it from the events (migration backfill, and repair when the counts
 ever disagree).
@@ -11,9 +11,6 @@ ever disagree).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-
-from obsctl.models.ingest import EventRow
 
 CREATE_TABLE = """
 CREATE TABLE event_stats (
@@ -52,21 +49,9 @@ GROUP BY 1, 2, 3
 """
 
 
-def add_rows(conn: sqlite3.Connection, rows: Sequence[EventRow]) -> None:
-    """Add inserted event rows to the rollup (inside the ingest transaction)."""
-    totals: dict[tuple, list] = {}
-    for row in rows:
-        key = (row.event_type, int(row.timestamp[11:13]), row.model or "")
-        duration = row.duration_ms
-        acc = totals.get(key)
-        if acc is None:
-            acc = totals[key] = [0, 0, 0, 0.0, 0]
-        acc[0] += 1
-        acc[1] += row.tokens_in or 0
-        acc[2] += row.tokens_out or 0
-        if duration is not None:
-            acc[3] += duration
-            acc[4] += 1
+def add_totals(conn: sqlite3.Connection, totals: dict[tuple, list]) -> None:
+    """Add a batch's totals to the rollup (inside the ingest transaction): (event_type, hour,
+    model or '') -> [events, tokens in, tokens out, duration sum, durations counted]."""
     conn.executemany(_UPSERT, [(*key, *acc) for key, acc in totals.items()])
 
 

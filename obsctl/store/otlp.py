@@ -77,7 +77,7 @@ def move_trace_events(db: sqlite_utils.Database, trace_id: str, from_session: st
     agent, metadata = source if source else ("unknown", None)
     # The target session is created or credited first: events may only point at a session.
     event_store.write_batch(db, [], [(to_session, agent, first, tokens_in, tokens_out, count,
-                                      errors, duration, last, body, body_errors)], [], [])
+                                      errors, duration, last, body, body_errors)], [], [], {})
     conn.execute("UPDATE sessions SET metadata = ? WHERE session_id = ? AND metadata IS NULL",
                  [metadata, to_session])
     conn.execute("UPDATE events SET session_id = ? WHERE event_id >= ? AND event_id < ? "

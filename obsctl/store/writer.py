@@ -141,6 +141,12 @@ class WriteQueue:
         try:
             db = self._connect(self.path)
             db.conn.execute(f"PRAGMA busy_timeout = {LOCK_POLL_MS}")
+            # The writer's connection runs only ingest writes (store/ingest.write_batch, OTLP),
+            # which upsert an event's session before the event in the same transaction and
+            # delete a session only once no event is left in it: the foreign-key check could
+            # never fail there, and it cost a quarter of the event insert. Every other
+            # connection keeps foreign keys on (ON DELETE CASCADE of retention and `db purge`).
+            db.conn.execute("PRAGMA foreign_keys = OFF")
             while True:
                 with self._lock:
                     while not self._queue and not self._stopping:

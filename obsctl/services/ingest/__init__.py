@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from obsctl.config import DEFAULT_MAX_FUTURE_SKEW
 from obsctl.errors import InvalidInput
@@ -96,60 +96,74 @@ def store_events(store: Store, valid: Sequence[ValidEvent]) -> IngestResult:
     result = IngestResult(processed=len(valid))
     if not valid:
         return result
-    # In the server this runs on the writer thread, possibly in one transaction with other
-    # batches queued at the same time; each batch's counts are its own.
-    stored = store.run_write(lambda uow: _store(uow, valid))
+    # The rows, session deltas and rollup totals are worked out here, in the caller's thread:
+    # in the server the writer thread, which every write waits for, then only runs the SQL.
+    # It may also commit this batch with others queued at the same time; each batch's counts
+    # are its own.
+    batch = _prepare(valid, set())
+    stored = store.run_write(lambda uow: _store(uow, valid, batch))
     result.stored = stored
     result.duplicates = len(valid) - stored
     result.sessions = {v.row.session_id for v in valid}
     return result
 
 
-def _store(store: Store, valid: Sequence[ValidEvent]) -> int:
+def _store(store: Store, valid: Sequence[ValidEvent], batch: _Batch) -> int:
     """Insert the new events of `valid` and update their sessions; returns how many were new."""
     with store.transaction():
-        prepared = _prepare(valid, set())
-        rows = prepared[0]
         if any(v.client_id for v in valid):
             try:
                 with store.transaction():
-                    if _write(store, prepared, skip_existing=True) != len(rows):
+                    if _write(store, batch, skip_existing=True) != len(batch.rows):
                         raise _SomeAlreadyStored()
             except _SomeAlreadyStored:
                 client_ids = [v.row.event_id for v in valid if v.client_id]
-                prepared = _prepare(valid, store.ingest.existing_event_ids(client_ids))
-                rows = prepared[0]
-                _write(store, prepared)
+                batch = _prepare(valid, store.ingest.existing_event_ids(client_ids))
+                _write(store, batch)
         else:
-            _write(store, prepared)
-    return len(rows)
+            _write(store, batch)
+    return len(batch.rows)
 
 
 class _SomeAlreadyStored(Exception):
     pass
 
 
-def _write(store, prepared, *, skip_existing: bool = False) -> int:
-    rows, deltas, starts, ends = prepared
-    return store.ingest.write_batch(rows, deltas.values(), starts, ends, skip_existing=skip_existing)
+class _Batch(NamedTuple):
+    """What one batch writes: event rows (plain tuples in EventRow's order), per-session
+    deltas, session_start fills, session_end updates, and the rollup totals of its events
+    per (event_type, hour, model)."""
+
+    rows: list[tuple]
+    deltas: dict[str, list]
+    starts: list[tuple]
+    ends: list[tuple]
+    totals: dict[tuple, list]
 
 
-def _prepare(valid: Sequence[ValidEvent], seen: set[str]):
+def _write(store: Store, batch: _Batch, *, skip_existing: bool = False) -> int:
+    return store.ingest.write_batch(batch.rows, batch.deltas.values(), batch.starts, batch.ends,
+                                    batch.totals, skip_existing=skip_existing)
+
+
+def _prepare(valid: Sequence[ValidEvent], seen: set[str]) -> _Batch:
     """Rows to insert (skipping ids in `seen` and repeats within the batch) and the
-    per-session deltas, session_start fills and session_end updates they imply."""
+    per-session deltas, session_start fills, session_end updates and rollup totals they imply."""
     rows = []
     deltas: dict[str, list] = {}
     starts = []
     ends = []
+    totals: dict[tuple, list] = {}
     for v in valid:
         row = v.row
         # The row's fields in one step (EventRow's order), cheaper than attribute by attribute.
-        (event_id, session_id, event_type, ts, _, tokens_in, tokens_out, duration, _, _, _, _,
+        (event_id, session_id, event_type, ts, model, tokens_in, tokens_out, duration, _, _, _, _,
          metadata, agent, _, is_error, _) = row
         if event_id in seen:
             continue
         seen.add(event_id)
-        rows.append(row)
+        # A plain tuple: sqlite3 binds a tuple subclass (EventRow) item by item, about 20% slower.
+        rows.append(tuple(row))
         d = deltas.get(session_id)
         if d is None:
             # session_id, agent, started_at, in, out, events, errors, duration, last event,
@@ -174,4 +188,15 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str]):
         else:
             d[9] += 1
             d[10] += is_error
-    return rows, deltas, starts, ends
+        # events, tokens in, tokens out, duration sum, durations counted
+        key = (event_type, int(ts[11:13]), model or "")
+        t = totals.get(key)
+        if t is None:
+            t = totals[key] = [0, 0, 0, 0.0, 0]
+        t[0] += 1
+        t[1] += tokens_in or 0
+        t[2] += tokens_out or 0
+        if duration is not None:
+            t[3] += duration
+            t[4] += 1
+    return _Batch(rows, deltas, starts, ends, totals)
