@@ -109,7 +109,11 @@ def open_readonly(ctx: typer.Context):
 def _store(ctx: typer.Context, mode: str):
     from obsctl.services.storage import open_store
 
-    return open_store(settings_of(ctx), mode=mode)
+    store = open_store(settings_of(ctx), mode=mode)
+    # Closed when the command ends, however it ends: the last connection out checkpoints and
+    # removes the WAL file. Not left to the collector at exit, which `gcpolicy` makes lazier.
+    ctx.call_on_close(store.close)
+    return store
 
 
 def error(message: str) -> None:

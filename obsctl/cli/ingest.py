@@ -53,6 +53,7 @@ def ingest_command(
 
     Example: cat events.jsonl | obsctl ingest -
     """
+    from obsctl import gcpolicy
     from obsctl.services.ingest import source as event_source
     from obsctl.services.ingest.stream import ingest_stream
 
@@ -76,6 +77,7 @@ def ingest_command(
             error("... more rejected records not shown")
 
     progress = _Progress(total_bytes, reader, enabled=stderr_is_tty() and not quiet and not json_)
+    gcpolicy.for_bulk_work()
     try:
         with progress:
             if fmt == "otlp-json":

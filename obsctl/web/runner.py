@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from obsctl import gcpolicy
 from obsctl.web.protocol_errors import ErrorBody, install_json_errors
 
 
@@ -45,6 +46,7 @@ def run_until_signalled(server, *, drain_seconds: float = 20.0,
     """
     from waitress import wasyncore
 
+    gcpolicy.for_bulk_work()
     stopping = threading.Event()
 
     def _stop(signum, frame):
