@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from obsctl.store import bulk
+
 CREATE_TABLE = """
 CREATE TABLE event_stats (
     event_type TEXT NOT NULL,
@@ -26,10 +28,10 @@ CREATE TABLE event_stats (
 ) WITHOUT ROWID
 """
 
-_UPSERT = """
+_INSERT = """
 INSERT INTO event_stats (event_type, hour, model, event_count, tokens_in, tokens_out,
-                         duration_sum, duration_count)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                         duration_sum, duration_count)"""
+_ADD = """
 ON CONFLICT (event_type, hour, model) DO UPDATE SET
     event_count = event_count + excluded.event_count,
     tokens_in = tokens_in + excluded.tokens_in,
@@ -52,7 +54,8 @@ GROUP BY 1, 2, 3
 def add_totals(conn: sqlite3.Connection, totals: dict[tuple, list]) -> None:
     """Add a batch's totals to the rollup (inside the ingest transaction): (event_type, hour,
     model or '') -> [events, tokens in, tokens out, duration sum, durations counted]."""
-    conn.executemany(_UPSERT, [(*key, *acc) for key, acc in totals.items()])
+    bulk.insert_rows(conn, _INSERT, bulk.placeholders(8), [(*key, *acc) for key, acc in totals.items()],
+                     _ADD)
 
 
 def count_inserted(conn: sqlite3.Connection, inserted: int) -> None:

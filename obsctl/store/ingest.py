@@ -7,23 +7,22 @@ from collections.abc import Iterable, Sequence
 import sqlite_utils
 
 from obsctl.models.ingest import EventRow
-from obsctl.store import event_stats
+from obsctl.store import bulk, event_stats
 
 # The columns written, in the order of the rows' fields (models/ingest.py EventRow).
 EVENT_COLUMNS = EventRow._fields
-_INSERT_EVENTS = (
-    f"INSERT INTO events ({', '.join(EVENT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' for _ in EVENT_COLUMNS)})"
-)
+_INSERT_EVENTS = f"INSERT INTO events ({', '.join(EVENT_COLUMNS)})"
 _INSERT_EVENTS_OR_IGNORE = _INSERT_EVENTS.replace("INSERT INTO", "INSERT OR IGNORE INTO", 1)
+_EVENT_ROW = bulk.placeholders(len(EVENT_COLUMNS))
 
 # Upsert of per-session deltas: a new session gets the batch's values; an existing one adds
 # them. An 'unknown' agent is replaced by the first real agent name seen.
-_UPSERT_SESSIONS = """
+_INSERT_SESSIONS = """
 INSERT INTO sessions (session_id, agent_name, started_at, status, total_tokens_in,
                       total_tokens_out, event_count, error_count, total_duration_ms, last_event_at,
-                      body_events, error_events)
-VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?)
+                      body_events, error_events)"""
+_SESSION_ROW = "(?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?)"
+_ADD_TO_SESSIONS = """
 ON CONFLICT(session_id) DO UPDATE SET
     total_tokens_in = total_tokens_in + excluded.total_tokens_in,
     total_tokens_out = total_tokens_out + excluded.total_tokens_out,
@@ -90,9 +89,11 @@ def write_batch(
     out, duration sum, durations counted] (worked out by the caller, before the writer's turn).
     """
     conn = db.conn
-    conn.executemany(_UPSERT_SESSIONS, session_deltas)
+    # A few statements of many rows each, not one per row (see bulk.py).
+    bulk.insert_rows(conn, _INSERT_SESSIONS, _SESSION_ROW, list(session_deltas), _ADD_TO_SESSIONS)
     before = conn.total_changes
-    conn.executemany(_INSERT_EVENTS_OR_IGNORE if skip_existing else _INSERT_EVENTS, rows)
+    bulk.insert_rows(conn, _INSERT_EVENTS_OR_IGNORE if skip_existing else _INSERT_EVENTS, _EVENT_ROW,
+                     rows)
     inserted = conn.total_changes - before
     if inserted == len(rows):  # fewer means the caller rolls back and redoes the batch
         event_stats.add_totals(conn, totals)
