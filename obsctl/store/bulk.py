@@ -1,4 +1,5 @@
-"""Many rows in few statements: `INSERT ... VALUES (...), (...), ...` in chunks.
+"""Many rows in few statements: `INSERT ... VALUES (...), (...), ...` (or `UPDATE ... FROM
+(VALUES ...)`) in chunks.
 
 `executemany` runs one statement per row, and Python's sqlite3 lets go of the GIL around every
 step and takes it back after, so a batch of 1,000 events is 1,000 hand-overs. In `obsctl serve`
@@ -12,6 +13,8 @@ events), the per-statement work being paid once per chunk.
 The statements are the same INSERT (with its ON CONFLICT clause, if any), so each row is
 treated exactly as it would be on its own: a duplicate key still fails the statement (and the
 caller's transaction), `INSERT OR IGNORE` still skips, and `total_changes` still counts rows.
+An `UPDATE ... FROM (VALUES ...)` applies one row per target row: the caller merges rows that
+update the same target first (SQLite would pick one of them).
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ def _variable_limit() -> int:
 
 _MAX_VARIABLES = _variable_limit()
 
+# UPDATE ... FROM arrived in SQLite 3.33 (2020); before it, updates go one statement per row.
+UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 33, 0)
+
 
 def placeholders(width: int) -> str:
     """`(?,?,...)` for a row of `width` values."""
@@ -48,13 +54,13 @@ def _statement(head: str, row: str, count: int, tail: str) -> str:
     return f"{head} VALUES {','.join([row] * count)} {tail}"
 
 
-def insert_rows(conn: sqlite3.Connection, head: str, row: str, rows: Sequence[Sequence],
-                tail: str = "") -> None:
+def execute_rows(conn: sqlite3.Connection, head: str, row: str, rows: Sequence[Sequence],
+                 tail: str = "") -> None:
     """Run `head VALUES row, row, ... tail` over `rows`, a chunk at a time.
 
-    head: `INSERT [OR IGNORE] INTO table (columns)`; row: one row's values, `?` for each item
-    of a row in `rows` (`placeholders(n)`, or with constants: `(?, 'active', ?)`); tail: an
-    `ON CONFLICT ...` clause or "".
+    head: `INSERT [OR IGNORE] INTO table (columns)` or `UPDATE table SET ... FROM (`; row: one
+    row's values, `?` for each item of a row in `rows` (`placeholders(n)`, or with constants:
+    `(?, 'active', ?)`); tail: an `ON CONFLICT ...` clause, `) AS v WHERE ...`, or "".
     """
     if not rows:
         return

@@ -54,7 +54,7 @@ GROUP BY 1, 2, 3
 def add_totals(conn: sqlite3.Connection, totals: dict[tuple, list]) -> None:
     """Add a batch's totals to the rollup (inside the ingest transaction): (event_type, hour,
     model or '') -> [events, tokens in, tokens out, duration sum, durations counted]."""
-    bulk.insert_rows(conn, _INSERT, bulk.placeholders(8), [(*key, *acc) for key, acc in totals.items()],
+    bulk.execute_rows(conn, _INSERT, bulk.placeholders(8), [(*key, *acc) for key, acc in totals.items()],
                      _ADD)
 
 

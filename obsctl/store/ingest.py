@@ -37,11 +37,18 @@ ON CONFLICT(session_id) DO UPDATE SET
                       ELSE sessions.agent_name END
 """
 
+# session_start fills and session_end updates, one row per session (_last_per_session):
+# (agent_name, metadata_json, timestamp, session_id) and (ended_at, status, final_tokens_in,
+# final_tokens_out, session_id). The one-row forms are the fallback for SQLite before 3.33.
 _APPLY_START = """
 UPDATE sessions SET agent_name = ?, metadata = COALESCE(?, metadata),
        started_at = MIN(started_at, ?)
 WHERE session_id = ?
 """
+_APPLY_STARTS = """
+UPDATE sessions SET agent_name = v.column1, metadata = COALESCE(v.column2, metadata),
+       started_at = MIN(started_at, v.column3)
+FROM (""", ") AS v WHERE sessions.session_id = v.column4"
 
 _APPLY_END = """
 UPDATE sessions SET ended_at = ?, status = ?,
@@ -49,6 +56,11 @@ UPDATE sessions SET ended_at = ?, status = ?,
        total_tokens_out = COALESCE(?, total_tokens_out)
 WHERE session_id = ?
 """
+_APPLY_ENDS = """
+UPDATE sessions SET ended_at = v.column1, status = v.column2,
+       total_tokens_in = COALESCE(v.column3, total_tokens_in),
+       total_tokens_out = COALESCE(v.column4, total_tokens_out)
+FROM (""", ") AS v WHERE sessions.session_id = v.column5"
 
 _ID_CHUNK = 900
 
@@ -90,14 +102,44 @@ def write_batch(
     """
     conn = db.conn
     # A few statements of many rows each, not one per row (see bulk.py).
-    bulk.insert_rows(conn, _INSERT_SESSIONS, _SESSION_ROW, list(session_deltas), _ADD_TO_SESSIONS)
+    bulk.execute_rows(conn, _INSERT_SESSIONS, _SESSION_ROW, list(session_deltas), _ADD_TO_SESSIONS)
     before = conn.total_changes
-    bulk.insert_rows(conn, _INSERT_EVENTS_OR_IGNORE if skip_existing else _INSERT_EVENTS, _EVENT_ROW,
+    bulk.execute_rows(conn, _INSERT_EVENTS_OR_IGNORE if skip_existing else _INSERT_EVENTS, _EVENT_ROW,
                      rows)
     inserted = conn.total_changes - before
     if inserted == len(rows):  # fewer means the caller rolls back and redoes the batch
         event_stats.add_totals(conn, totals)
         event_stats.count_inserted(conn, inserted)
-    conn.executemany(_APPLY_START, starts)
-    conn.executemany(_APPLY_END, ends)
+    if bulk.UPDATE_FROM:
+        head, tail = _APPLY_STARTS
+        bulk.execute_rows(conn, head, bulk.placeholders(4), _last_per_session(starts, _merge_start), tail)
+        head, tail = _APPLY_ENDS
+        bulk.execute_rows(conn, head, bulk.placeholders(5), _last_per_session(ends, _merge_end), tail)
+    else:
+        conn.executemany(_APPLY_START, starts)
+        conn.executemany(_APPLY_END, ends)
     return inserted
+
+
+def _last_per_session(updates: Iterable[tuple], merge) -> list[tuple]:
+    """One update per session (its id last in each tuple) with the effect of applying all of
+    `updates` in order, one after the other: `merge(earlier, later)` combines two."""
+    merged: dict[str, tuple] = {}
+    for update in updates:
+        session_id = update[-1]
+        earlier = merged.get(session_id)
+        merged[session_id] = update if earlier is None else merge(earlier, update)
+    return list(merged.values())
+
+
+def _merge_start(earlier: tuple, later: tuple) -> tuple:
+    # The later agent; the later metadata unless it has none; the earliest start.
+    agent, metadata, ts, session_id = later
+    return (agent, earlier[1] if metadata is None else metadata, min(earlier[2], ts), session_id)
+
+
+def _merge_end(earlier: tuple, later: tuple) -> tuple:
+    # The later end and status; each final token count from the later end unless it has none.
+    ended_at, status, final_in, final_out, session_id = later
+    return (ended_at, status, earlier[2] if final_in is None else final_in,
+            earlier[3] if final_out is None else final_out, session_id)
