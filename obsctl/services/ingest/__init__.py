@@ -40,7 +40,9 @@ __all__ = [
     "ingest_events",
     "parse_batch_body",
     "show_field",
+    "prepare_batch",
     "store_events",
+    "store_prepared",
     "validate_event",
     "validate_events",
 ]
@@ -93,14 +95,24 @@ def store_events(store: Store, valid: Sequence[ValidEvent]) -> IngestResult:
     inserts fewer rows than expected, the batch is redone exactly with the stored ids known,
     so a duplicate never adds to the session totals.
     """
-    result = IngestResult(processed=len(valid))
-    if not valid:
-        return result
     # The rows, session deltas and rollup totals are worked out here, in the caller's thread:
     # in the server the writer thread, which every write waits for, then only runs the SQL.
     # It may also commit this batch with others queued at the same time; each batch's counts
     # are its own.
-    batch = _prepare(valid, set())
+    return store_prepared(store, valid, prepare_batch(valid))
+
+
+def prepare_batch(valid: Sequence[ValidEvent]) -> _Batch:
+    """What storing `valid` writes (rows, session deltas, rollup totals), worked out before
+    the write; pass it to `store_prepared` with the same events."""
+    return _prepare(valid, set())
+
+
+def store_prepared(store: Store, valid: Sequence[ValidEvent], batch: _Batch) -> IngestResult:
+    """`store_events` for a batch already prepared by `prepare_batch(valid)`."""
+    result = IngestResult(processed=len(valid))
+    if not valid:
+        return result
     stored = store.run_write(lambda uow: _store(uow, valid, batch))
     result.stored = stored
     result.duplicates = len(valid) - stored

@@ -20,7 +20,9 @@ from obsctl.services.ingest import (
     DEFAULT_MAX_FUTURE_SKEW,
     MAX_ID_LEN,
     MAX_TEXT_LEN,
-    store_events,
+    ValidEvent,
+    prepare_batch,
+    store_prepared,
     validate_events,
 )
 from obsctl.services.otlp.decode import decode_request
@@ -89,27 +91,36 @@ def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
         # An id too long to store is not spread over the trace; its own span is rejected.
         if session_id is not None and record.trace_id not in named and len(session_id) <= MAX_ID_LEN:
             named[record.trace_id] = session_id
-    # Mapping is the expensive part; it happens before the write lock is taken.
+    # Mapping, validation and the batch's rows happen before the writer's turn, with each span
+    # in the session its request names, or else (for now) the session named after its trace.
     raw = [span_to_event(r, "") for r in records]
+    for record, event, session_id in zip(records, raw, own):
+        event["session_id"] = session_id or named.get(record.trace_id) or record.trace_id
+    valid, errors = validate_events(raw, max_future=max_future)
+    rejected = {e["index"] for e in errors}
+    positions = [i for i in range(len(raw)) if i not in rejected]  # raw index of each valid event
+    batch = prepare_batch(valid)
     trace_ids = list(dict.fromkeys(r.trace_id for r in records))
 
     # In the server this runs on the writer thread (see obsctl/store/writer.py).
-    stored, moved, rejected = store.run_write(
-        lambda uow: _store_spans(uow, records, raw, own, named, trace_ids, max_future))
+    stored, moved = store.run_write(
+        lambda uow: _store_spans(uow, records, raw, own, named, trace_ids, valid, positions, batch))
     result.moved += moved
-    result.rejected.extend(rejected)
+    if errors:
+        result.rejected.extend(_rejections(records, errors))
     result.stored = stored.stored
     result.duplicates = stored.duplicates
     result.sessions = stored.sessions
     return result
 
 
-def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict],
-                 own: list[str | None], named: dict[str, str], trace_ids: list[str],
-                 max_future: timedelta | None):
+def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict], own: list[str | None],
+                 named: dict[str, str], trace_ids: list[str], valid: list[ValidEvent],
+                 positions: list[int], batch):
     """Give each span its session (from the request or remembered traces) and store the
-    usable ones, in one transaction. Returns (stored, spans moved, rejections); it may run
-    again if its transaction had to be redone, so it changes nothing outside the database."""
+    usable ones, in one transaction. Returns (stored, spans moved); it may run again if its
+    transaction had to be redone, so it changes nothing outside the database (`raw` and
+    `valid` are copied before a session is filled in)."""
     with store.transaction():
         remembered = store.otlp.trace_sessions(trace_ids)
         new_links = [(t, s) for t, s in named.items() if t not in remembered]
@@ -122,14 +133,18 @@ def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict],
             for trace_id, session_id in new_links:
                 if trace_id in early and session_id != trace_id:
                     moved += store.otlp.move_trace_events(trace_id, trace_id, session_id)
-        for record, event, session_id in zip(records, raw, own):
-            trace_id = record.trace_id
-            event["session_id"] = session_id or named.get(trace_id) or remembered.get(trace_id) or trace_id
-
-        valid, errors = validate_events(raw, max_future=max_future)
-        stored = store_events(store, valid)
+        # Spans whose request named no session join the one an earlier request named for their
+        # trace, if any: only then is the prepared batch worked out again.
+        later = {i: remembered[r.trace_id] for i, (r, session_id) in enumerate(zip(records, own))
+                 if not session_id and not named.get(r.trace_id) and remembered.get(r.trace_id)}
+        if later:
+            raw = [dict(event, session_id=later[i]) if i in later else event for i, event in enumerate(raw)]
+            valid = [v._replace(row=v.row._replace(session_id=later[i])) if i in later else v
+                     for v, i in zip(valid, positions)]
+            batch = prepare_batch(valid)
+        stored = store_prepared(store, valid, batch)
         _fill_sessions(store, records, raw)
-    return stored, moved, _rejections(records, errors) if errors else []
+    return stored, moved
 
 
 def _rejections(records: list[SpanRecord], errors: list[dict]) -> list[tuple[str, str]]:
