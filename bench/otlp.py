@@ -12,8 +12,8 @@ compare the OTLP decoding and mapping on top of the same ingest. Rate limits are
 bounded time.
 
 Run: .venv/bin/python bench/otlp.py [--seconds 15] [--rounds 3] [--threads 4] [--requests 1500]
-Goal: OTLP protobuf spans/s at least half of /events events/s (decoding and mapping should
-not dominate the cost of storing), judged on the median over the rounds of the per-round
+Goal (issue 15): OTLP protobuf spans/s at least 0.9 of /events events/s (decoding and mapping
+should add little to the cost of storing), judged on the median over the rounds of the per-round
 ratio; the script exits 1 when it is missed.
 """
 
@@ -39,7 +39,7 @@ from _report import Report, median, sized  # noqa: E402
 
 SPANS_PER_TRACE = 10
 TRACES_PER_REQUEST = 10
-GOAL_RATIO = 0.5
+GOAL_RATIO = 0.9
 MODELS = ("gpt-4o", "gpt-4o-mini", "claude-sonnet-4")
 TOOLS = ("web_search", "db_query", "send_email")
 
