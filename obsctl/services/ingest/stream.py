@@ -8,21 +8,13 @@ the summary's `warnings`).
 
 from __future__ import annotations
 
-import queue
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from obsctl.errors import InvalidInput
-from obsctl.services.ingest import (
-    DEFAULT_MAX_FUTURE_SKEW,
-    UnknownFields,
-    prepare_batch,
-    store_prepared,
-    validate_events,
-)
+from obsctl.services.ingest import DEFAULT_MAX_FUTURE_SKEW, UnknownFields, store_events, validate_events
 from obsctl.services.ingest.source import Unreadable
 from obsctl.store import Store
 
@@ -77,13 +69,13 @@ def ingest_stream(
                                strict_fields=strict)
 
     def run() -> None:
-        for valid, rejects, batch in _read_ahead(records, batch_size, validate):
+        for valid, rejects in _validated_batches(records, batch_size, validate):
             for location, message in rejects:
                 summary.rejected += 1
                 on_reject(location, message)
             if strict and summary.rejected:
                 continue  # keep reading: every bad record is reported
-            result = store_prepared(store, valid, batch)
+            result = store_events(store, valid)
             summary.events += result.processed
             summary.stored += result.stored
             summary.duplicates += result.duplicates
@@ -103,59 +95,6 @@ def ingest_stream(
             f"{summary.rejected} record(s) rejected; --strict: nothing was stored"
         ) from None
     return summary
-
-
-# Batches read, validated and prepared ahead of the one being written.
-READ_AHEAD = 2
-_DONE = object()
-
-
-def _read_ahead(records: Iterable[tuple[int, Any]], batch_size: int, validate: Callable
-                ) -> Iterator[tuple[list, list[tuple[int, str]], Any]]:
-    """(valid events, rejects, prepared batch) per batch, read, parsed, validated and prepared
-    on a thread of its own while the caller writes the previous ones.
-
-    The writes are a few statements per batch, during which SQLite runs without the GIL (see
-    store/bulk.py), so reading the next batch and writing this one overlap on two cores. At
-    most READ_AHEAD batches wait, so memory stays bounded; an error while reading is raised
-    here, in order, after the batches read before it. If the caller stops early (an error
-    while writing), the reader stops at its next batch; it is not waited for, since it may be
-    blocked reading a pipe that stays open.
-    """
-    ready: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
-    stop = threading.Event()
-
-    def put(item) -> bool:
-        while not stop.is_set():
-            try:
-                ready.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def read() -> None:
-        try:
-            for valid, rejects in _validated_batches(records, batch_size, validate):
-                if not put((valid, rejects, prepare_batch(valid))):
-                    return
-        except BaseException as exc:  # handed to the caller's thread, raised there
-            put(exc)
-            return
-        put(_DONE)
-
-    reader = threading.Thread(target=read, name="obsctl-ingest-reader", daemon=True)
-    reader.start()
-    try:
-        while True:
-            item = ready.get()
-            if item is _DONE:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
 
 
 def _validated_batches(records: Iterable[tuple[int, Any]], batch_size: int, validate: Callable
