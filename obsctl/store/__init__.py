@@ -13,9 +13,9 @@ work: it owns the connections and transactions and exposes one repository per ar
 
 and never a connection. Database errors leave the store as obsctl errors (StorageFull,
 ServiceUnavailable, StorageDamaged, StorageError). Placeholders, upserts, RETURNING and locking
-are the business of the backend: SQLite is in `sqlite_store.py` (the area modules
-`obsctl/store/<area>.py` hold its SQL); a PostgreSQL store will be a second implementation of
-the same methods and repository functions.
+are the business of the backend: SQLite is the package `obsctl/store/sqlite/` (its store in
+`sqlite_store.py`, its SQL in the area modules `obsctl/store/sqlite/<area>.py`); a PostgreSQL
+store will be a second implementation of the same methods and repository functions.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def open_store(settings_or_url: Any, *, mode: str = "create", write_queue: int |
     writer queue of `write_queue` places and `write_timeout` seconds) or "attach" (one
     connection to a database a server has already opened, for its background threads).
     """
-    from obsctl.store.sqlite_store import SqliteStore
+    from obsctl.store.sqlite.sqlite_store import SqliteStore
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")

@@ -93,7 +93,7 @@ def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
     raw = [span_to_event(r, "") for r in records]
     trace_ids = list(dict.fromkeys(r.trace_id for r in records))
 
-    # In the server this runs on the writer thread (see obsctl/store/writer.py).
+    # In the server this runs on the writer thread (see obsctl/store/sqlite/writer.py).
     stored, moved, rejected = store.run_write(
         lambda uow: _store_spans(uow, records, raw, own, named, trace_ids, max_future))
     result.moved += moved
