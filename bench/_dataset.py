@@ -112,8 +112,8 @@ def bench_db_path(n_sessions: int | None = None, events_per_session: int = 50, s
     if path.exists():
         return path
     from obsctl.services.ingest import store_events, validate_events
-    from obsctl.store.db import open_db
-    from obsctl.store.sqlite_store import store_over
+    from obsctl.store.sqlite.db import open_db
+    from obsctl.store.sqlite.sqlite_store import store_over
 
     tmp = path.with_suffix(".building")
     for suffix in ("", "-wal", "-shm"):

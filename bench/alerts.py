@@ -27,8 +27,8 @@ from obsctl.config import Settings
 from obsctl.services import alerts
 from obsctl.services.alerts import rules as alert_rules
 from obsctl.services.metrics import METRICS
-from obsctl.store.db import open_db
-from obsctl.store.sqlite_store import store_over
+from obsctl.store.sqlite.db import open_db
+from obsctl.store.sqlite.sqlite_store import store_over
 from obsctl.timeutil import parse_ts
 
 TARGET_S = 1.0

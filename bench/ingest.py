@@ -32,7 +32,7 @@ def reference_ingest(jsonl: Path, db_file: Path) -> float:
     """Parse the file and insert every event with one executemany in one transaction."""
     import sqlite3
 
-    from obsctl.store.db import open_db
+    from obsctl.store.sqlite.db import open_db
 
     open_db(db_file).close()
     started = time.perf_counter()

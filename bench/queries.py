@@ -150,8 +150,8 @@ def main() -> None:
     args = parser.parse_args()
     report = Report("Query latency")
 
-    from obsctl.store.db import open_db
-    from obsctl.store.sqlite_store import store_over
+    from obsctl.store.sqlite.db import open_db
+    from obsctl.store.sqlite.sqlite_store import store_over
 
     path = bench_db_path(args.sessions)
     db = open_db(path)  # applies pending migrations (the analytics rollup backfill) once

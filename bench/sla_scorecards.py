@@ -57,8 +57,8 @@ def main() -> None:
     from obsctl.config import Settings
     from obsctl.services import scorecards, sla
     from obsctl.services.sla.summary import sla_summary
-    from obsctl.store.db import open_db
-    from obsctl.store.sqlite_store import store_over
+    from obsctl.store.sqlite.db import open_db
+    from obsctl.store.sqlite.sqlite_store import store_over
     from obsctl.timeutil import parse_ts
 
     with tempfile.TemporaryDirectory(prefix="obsctl-bench-sla-") as tmp:

@@ -69,8 +69,8 @@ def main() -> None:
     from obsctl.services.postmortem import postmortem_candidates, postmortem_session
     from obsctl.services.pricing import pricer_for
     from obsctl.services.triage import triage_batch, triage_session
-    from obsctl.store.db import open_db
-    from obsctl.store.sqlite_store import store_over
+    from obsctl.store.sqlite.db import open_db
+    from obsctl.store.sqlite.sqlite_store import store_over
 
     with tempfile.TemporaryDirectory(prefix="obsctl-bench-triage-") as tmp:
         started = time.perf_counter()

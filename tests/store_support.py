@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from obsctl.store.db import open_db as _open_db
-from obsctl.store.sqlite_store import SqliteStore, _OneConnection
+from obsctl.store.sqlite.db import open_db as _open_db
+from obsctl.store.sqlite.sqlite_store import SqliteStore, _OneConnection
 
 
 class StoreAndHandle(SqliteStore):
@@ -23,12 +23,12 @@ def store_and_handle(handle) -> StoreAndHandle:
 
 
 def open_db(path, **kwargs) -> StoreAndHandle:
-    """obsctl.store.db.open_db, as a store a test can also use as the handle."""
+    """obsctl.store.sqlite.db.open_db, as a store a test can also use as the handle."""
     return store_and_handle(_open_db(path, **kwargs))
 
 
 def open_db_readonly(path) -> StoreAndHandle:
-    """obsctl.store.db.open_db_readonly, as a store a test can also use as the handle."""
-    from obsctl.store.db import open_db_readonly as _open_db_readonly
+    """obsctl.store.sqlite.db.open_db_readonly, as a store a test can also use as the handle."""
+    from obsctl.store.sqlite.db import open_db_readonly as _open_db_readonly
 
     return store_and_handle(_open_db_readonly(path))

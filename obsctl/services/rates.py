@@ -43,7 +43,7 @@ def percent(part: int, whole: int) -> float | None:
     """`part` of `whole` in percent, rounded half up to two decimals; None when `whole` is 0.
 
     Computed in integers (hundredths of a percent), so the SQL that ranks sessions by the
-    same rate (store/triage.py) gets exactly the same number.
+    same rate (store/sqlite/triage.py) gets exactly the same number.
     """
     return hundredths(part, whole) / 100 if whole else None
 

@@ -3,7 +3,7 @@
 `open_store(settings_or_url, mode=...)` is the one way in. The store it returns is a unit of
 work: it owns the connections and transactions and exposes one repository per area
 (`store.sessions`, `store.ingest`, `store.alerts`, `store.webhooks`, `store.sla`, `store.triage`,
-...). Services receive a store and use
+...; their methods are declared in `repositories.py`). Services receive a store and use
 
     with store.transaction():          # a unit of work: commit, or roll back on error
         store.alerts.insert_rule(...)
@@ -13,9 +13,9 @@ work: it owns the connections and transactions and exposes one repository per ar
 
 and never a connection. Database errors leave the store as obsctl errors (StorageFull,
 ServiceUnavailable, StorageDamaged, StorageError). Placeholders, upserts, RETURNING and locking
-are the business of the backend: SQLite is in `sqlite_store.py` (the area modules
-`obsctl/store/<area>.py` hold its SQL); a PostgreSQL store will be a second implementation of
-the same methods and repository functions.
+are the business of the backend: SQLite is the package `obsctl/store/sqlite/` (its store in
+`sqlite_store.py`, its SQL in the area modules `obsctl/store/sqlite/<area>.py`); a PostgreSQL
+store will be a second implementation of the same methods and repository functions.
 """
 
 from __future__ import annotations
@@ -25,23 +25,58 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from obsctl.store.repositories import (
+    AlertsRepository,
+    AnalyticsRepository,
+    IngestRepository,
+    MaintenanceRepository,
+    MetricsRepository,
+    OtlpRepository,
+    ScorecardsRepository,
+    SessionAggregatesRepository,
+    SessionsRepository,
+    SlaRepository,
+    TriageRepository,
+    WebhooksRepository,
+)
+
 T = TypeVar("T")
 MODES = ("create", "existing", "read", "server", "attach")
 
 
 class Store(Protocol):
     """What services may use of a store (see the module docstring); each area's repository is
-    an attribute named after the area."""
+    an attribute named after the area (obsctl/store/repositories.py declares their methods)."""
 
     backend: str
     readonly: bool
+
+    alerts: AlertsRepository
+    analytics: AnalyticsRepository
+    ingest: IngestRepository
+    maintenance: MaintenanceRepository
+    metrics: MetricsRepository
+    otlp: OtlpRepository
+    scorecards: ScorecardsRepository
+    sessions: SessionsRepository
+    session_aggregates: SessionAggregatesRepository
+    sla: SlaRepository
+    triage: TriageRepository
+    webhooks: WebhooksRepository
 
     def transaction(self) -> AbstractContextManager[Store]: ...
     def run_write(self, work: Callable[[Store], T]) -> T: ...
     def read_snapshot(self) -> AbstractContextManager[Store]: ...
     def schema_version(self) -> int: ...
     def close(self) -> None: ...
-    def __getattr__(self, area: str) -> Any: ...  # the repositories: store.sessions, ...
+
+    @property
+    def writes_waiting(self) -> int:
+        """Writes queued for a server's writer (0 outside a server): GET /health reports it."""
+
+    @property
+    def writer_capacity(self) -> int:
+        """Places in a server's writer queue (0 outside a server): serve adds as many threads."""
 
 
 def open_store(settings_or_url: Any, *, mode: str = "create", write_queue: int | None = None,
@@ -54,7 +89,7 @@ def open_store(settings_or_url: Any, *, mode: str = "create", write_queue: int |
     writer queue of `write_queue` places and `write_timeout` seconds) or "attach" (one
     connection to a database a server has already opened, for its background threads).
     """
-    from obsctl.store.sqlite_store import SqliteStore
+    from obsctl.store.sqlite.sqlite_store import SqliteStore
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")

@@ -23,8 +23,8 @@ from typer.testing import CliRunner
 from obsctl.cli.main import app as cli_app
 from obsctl.services.analytics import get_analytics
 from obsctl.services.ingest import ingest_events
-from obsctl.store.db import connect
-from obsctl.store.writer import WriteQueue
+from obsctl.store.sqlite.db import connect
+from obsctl.store.sqlite.writer import WriteQueue
 from tests.conftest import LiveServer, event, free_port
 from tests.store_support import open_db, open_db_readonly
 

@@ -108,7 +108,7 @@ def test_percent_rounds_half_up_and_the_sql_rank_computes_the_same_hundredths():
     import sqlite3
 
     from obsctl.services.rates import hundredths, percent
-    from obsctl.store.triage import _RATE
+    from obsctl.store.sqlite.triage import _RATE
 
     assert [percent(1, 32), percent(1, 3), percent(2, 3), percent(5, 8), percent(0, 0)] == [
         3.13, 33.33, 66.67, 62.5, None]

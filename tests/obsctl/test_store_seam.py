@@ -66,11 +66,11 @@ def test_no_layer_above_the_store_imports_a_driver_or_the_store_internals():
     ("services", "import sqlite3"),
     ("services", "import sqlite_utils"),
     ("services", "from psycopg import sql"),
-    ("services", "from obsctl.store.db import write_transaction"),
-    ("services", "from obsctl.store import sessions as store"),
-    ("services", "def f():\n    from obsctl.store.sqlite_errors import is_full\n"),
+    ("services", "from obsctl.store.sqlite.db import write_transaction"),
+    ("services", "from obsctl.store.sqlite import sessions as store"),
+    ("services", "def f():\n    from obsctl.store.sqlite.sqlite_errors import is_full\n"),
     ("cli", "from obsctl.store import open_store"),
-    ("web", "import obsctl.store.db"),
+    ("web", "import obsctl.store.sqlite.db"),
 ])
 def test_the_seam_check_catches_a_crossing(layer, source):
     assert seam_violations(layer, source)

@@ -16,9 +16,9 @@ import requests
 
 from obsctl.errors import InvalidInput, ServiceUnavailable, StorageFull
 from obsctl.services.ingest import ingest_events
-from obsctl.store.db import WRITER_ATTR, ConnectionPool, connect
-from obsctl.store.sqlite_store import SqliteStore
-from obsctl.store.writer import WriteQueue, WriterBusy
+from obsctl.store.sqlite.db import WRITER_ATTR, ConnectionPool, connect
+from obsctl.store.sqlite.sqlite_store import SqliteStore
+from obsctl.store.sqlite.writer import WriteQueue, WriterBusy
 from tests.conftest import event
 
 HOLD_LOCK = """

@@ -102,7 +102,7 @@ def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
     batch = prepare_batch(valid)
     trace_ids = list(dict.fromkeys(r.trace_id for r in records))
 
-    # In the server this runs on the writer thread (see obsctl/store/writer.py).
+    # In the server this runs on the writer thread (see obsctl/store/sqlite/writer.py).
     stored, moved = store.run_write(
         lambda uow: _store_spans(uow, records, raw, own, named, trace_ids, valid, positions, batch))
     result.moved += moved

@@ -15,7 +15,7 @@ from obsctl.services.metrics import (
     compute_metrics,
 )
 from obsctl.services.pricing import Pricer
-from obsctl.store import metrics as store
+from obsctl.store.sqlite import metrics as store
 from tests.conftest import event
 
 SINCE, UNTIL = "2026-01-01T11:00:00.000Z", "2026-01-01T12:00:00.000Z"

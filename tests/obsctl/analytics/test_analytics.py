@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 
 from obsctl.services.analytics import first_day, get_analytics
 from obsctl.services.ingest import ingest_events
-from obsctl.store import event_stats
-from obsctl.store.ingest import EVENT_COLUMNS
+from obsctl.store.sqlite import event_stats
+from obsctl.store.sqlite.ingest import EVENT_COLUMNS
 from tests.conftest import event
 
 AT = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -162,7 +162,7 @@ def _plan(db, sql, params=()):
 
 def test_no_analytics_query_reads_every_session_or_event(db):
     # Flat as data grows: every section reads a rollup or searches an index.
-    from obsctl.store import analytics as store
+    from obsctl.store.sqlite import analytics as store
 
     seed(db)
     queries = {"overview": (store._OVERVIEW, ()), "starts": (store._STARTS, ()),
@@ -190,7 +190,7 @@ def test_rollup_is_repaired_when_events_are_added_behind_ingest(db):
 
 
 def test_session_breakdown_searches_by_session_not_scans(db):
-    from obsctl.store.session_aggregates import _BREAKDOWN
+    from obsctl.store.sqlite.session_aggregates import _BREAKDOWN
 
     plan = " ".join(row[3] for row in db.conn.execute("EXPLAIN QUERY PLAN " + _BREAKDOWN, ["s"]))
     assert "SEARCH events USING" in plan and "(session_id=?)" in plan, plan

@@ -4,8 +4,8 @@ equals a recomputation over the sessions table after any mix of writes."""
 import random
 
 from obsctl.services.ingest import ingest_events
-from obsctl.store.analytics import _SESSION_DURATION_MS
-from obsctl.store.maintenance import prune_batch
+from obsctl.store.sqlite.analytics import _SESSION_DURATION_MS
+from obsctl.store.sqlite.maintenance import prune_batch
 from tests.conftest import event
 
 _RECOMPUTED = f"""

@@ -1,4 +1,4 @@
-"""store/bulk.execute_rows: many rows per statement, each row treated as it would be alone."""
+"""store/sqlite/bulk.execute_rows: many rows per statement, each row treated as it would be alone."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from obsctl.store import bulk
+from obsctl.store.sqlite import bulk
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ def test_prune_dry_run_counts_and_deletes_nothing(db):
 
 
 def test_prune_deletes_inactive_sessions_and_keeps_rollup_exact(db):
-    from obsctl.store import event_stats
+    from obsctl.store.sqlite import event_stats
 
     seed_ages(db)
     result = prune(db, "30d")

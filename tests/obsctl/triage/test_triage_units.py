@@ -19,7 +19,7 @@ from obsctl.services.pricing import Pricer
 from obsctl.services.triage.analysis import analyse_session
 from obsctl.services.triage.anomaly import check_metric, median, nearest_rank, robust_scale
 from obsctl.services.triage.errors import classify_error, fingerprint, normalise_message
-from obsctl.store import triage as store
+from obsctl.store.sqlite import triage as store
 from tests import triage_scenarios as sc
 
 

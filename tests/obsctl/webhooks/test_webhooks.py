@@ -16,8 +16,8 @@ from obsctl.services.alerts import rules as alert_rules
 from obsctl.services.ingest import ingest_events
 from obsctl.services.webhooks.delivery import deliver_due, request_headers, sign
 from obsctl.services.webhooks.url_safety import UnsafeDestination, address_problem, check_destination
-from obsctl.store import webhooks as webhook_store
-from obsctl.store.db import write_transaction
+from obsctl.store.sqlite import webhooks as webhook_store
+from obsctl.store.sqlite.db import write_transaction
 from tests.conftest import event
 from tests.webhook_receiver import Receiver
 

@@ -22,8 +22,8 @@ from obsctl.services.webhooks.url_safety import (
     check_destination,
     parse_webhook_url,
 )
-from obsctl.store import webhooks as store
-from obsctl.store.db import write_transaction
+from obsctl.store.sqlite import webhooks as store
+from obsctl.store.sqlite.db import write_transaction
 from tests.obsctl.webhooks.test_webhooks import fire_one
 from tests.webhook_receiver import Receiver
 

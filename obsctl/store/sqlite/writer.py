@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from obsctl.errors import ObsctlError, ServiceUnavailable
-from obsctl.store.sqlite_errors import is_busy, translate
+from obsctl.store.sqlite.sqlite_errors import is_busy, translate
 
 log = logging.getLogger("obsctl.writer")
 
@@ -141,7 +141,7 @@ class WriteQueue:
         try:
             db = self._connect(self.path)
             db.conn.execute(f"PRAGMA busy_timeout = {LOCK_POLL_MS}")
-            # The writer's connection runs only ingest writes (store/ingest.write_batch, OTLP),
+            # The writer's connection runs only ingest writes (store/sqlite/ingest.write_batch, OTLP),
             # which upsert an event's session before the event in the same transaction and
             # delete a session only once no event is left in it: the foreign-key check could
             # never fail there, and it cost a quarter of the event insert. Every other

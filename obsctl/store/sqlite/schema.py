@@ -153,7 +153,7 @@ def m002_alerts_webhooks_sla(db):
 @migrations()
 def m003_analytics_event_stats(db):
     # Rollup behind the analytics event sections, maintained by the ingest transaction.
-    from obsctl.store import event_stats
+    from obsctl.store.sqlite import event_stats
 
     db.execute(event_stats.CREATE_TABLE)
     event_stats.rebuild(db.conn)
@@ -258,7 +258,7 @@ def m009_analytics_counters(db):
     #   ingest transaction and decremented by a trigger on each deleted event, so the check
     #   that event_stats counts every event reads two small rows.
     # The durations' minimum and maximum come from an index on the same expression.
-    # Frozen on purpose (the expression text must equal store/analytics.py's for the index).
+    # Frozen on purpose (the expression text must equal store/sqlite/analytics.py's for the index).
     duration = ("MAX(0, CAST(ROUND((julianday({0}ended_at) - julianday({0}started_at)) * 86400000.0) "
                 "AS INTEGER))")
     db.executescript(f"""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from obsctl.store.records import RecordTable
+from obsctl.store.sqlite.records import RecordTable
 
 RULE_COLUMNS = (
     "rule_id", "name", "metric", "operator", "threshold", "window_minutes", "cooldown_minutes",

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import sqlite_utils
 
-from obsctl.store.records import RecordTable
+from obsctl.store.sqlite.records import RecordTable
 
 WEBHOOK_COLUMNS = ("webhook_id", "url", "format", "secret", "routing_key", "rule_ids", "enabled",
                    "allow_private", "created_at", "updated_at")

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 import sqlite_utils
 
-from obsctl.store import ingest as event_store
+from obsctl.store.sqlite import ingest as event_store
 
 _CHUNK = 900
 

@@ -1,11 +1,11 @@
 """The SQLite store: obsctl's unit of work over one SQLite file.
 
 A `SqliteStore` owns its connections (one for a command, one per thread for a server, whose
-writes go through the writer queue of obsctl/store/writer.py) and its transactions, and hands
-out one repository per area (`store.sessions`, `store.alerts`, ...). A repository is the area's
-module of SQL functions (obsctl/store/<area>.py) bound to the calling thread's connection, with
-every SQLite error turned into an obsctl error on the way out; services never see a connection
-or a sqlite3 exception.
+writes go through the writer queue of obsctl/store/sqlite/writer.py) and its transactions, and
+hands out one repository per area (`store.sessions`, `store.alerts`, ...). A repository is the
+area's module of SQL functions (obsctl/store/sqlite/<area>.py) bound to the calling thread's
+connection, with every SQLite error turned into an obsctl error on the way out; services never
+see a connection or a sqlite3 exception.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import Any, TypeVar
 
 import sqlite_utils
 
-from obsctl.store import db as sqlite_db
-from obsctl.store.sqlite_errors import translate_error
+from obsctl.store.sqlite import db as sqlite_db
+from obsctl.store.sqlite.sqlite_errors import translate_error
 
 T = TypeVar("T")
 _STORE_ATTR = "_obsctl_store"
 
-# Repository name on the store -> module of obsctl/store holding its SQL.
+# Repository name on the store -> module of obsctl/store/sqlite holding its SQL.
 REPOSITORIES = {
     "alerts": "alerts",
     "analytics": "analytics",
@@ -47,7 +47,7 @@ REPOSITORIES = {
 class Repository:
     """An area's SQL functions bound to the store's current connection.
 
-    `store.sessions.get_session(session_id)` calls `obsctl.store.sessions.get_session(conn,
+    `store.sessions.get_session(session_id)` calls `obsctl.store.sqlite.sessions.get_session(conn,
     session_id)` on the calling thread's connection; SQLite errors leave it as obsctl errors
     (also those raised while a returned generator is consumed)."""
 
@@ -112,7 +112,7 @@ class SqliteStore:
         self.path = path
         self._handle = connections.get
         for name, module in REPOSITORIES.items():
-            setattr(self, name, Repository(self, importlib.import_module(f"obsctl.store.{module}")))
+            setattr(self, name, Repository(self, importlib.import_module(f"obsctl.store.sqlite.{module}")))
 
     # Opening -----------------------------------------------------------------------------
 

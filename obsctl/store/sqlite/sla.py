@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import sqlite_utils
 
-from obsctl.store.records import RecordTable
+from obsctl.store.sqlite.records import RecordTable
 
 TARGET_COLUMNS = ("agent_name", "metric", "operator", "target_value", "window_hours",
                   "created_at", "updated_at")

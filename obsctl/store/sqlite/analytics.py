@@ -3,7 +3,7 @@
 Session-level sections read the `session_stats` rollup (sessions, events and tokens per start
 day, agent and status, kept by triggers on `sessions`; schema.py m009) and two index lookups
 (the earliest and latest start, the shortest and longest ended session); event-level sections
-read the `event_stats` rollup (see store/event_stats.py). Everything is read in one snapshot
+read the `event_stats` rollup (see store/sqlite/event_stats.py). Everything is read in one snapshot
 so the sections agree.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from obsctl.store import event_stats
-from obsctl.store.db import (
+from obsctl.store.sqlite import event_stats
+from obsctl.store.sqlite.db import (
     is_readonly,
     read_snapshot,  # noqa: F401 (re-exported for the services)
     write_transaction,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from obsctl.store.db import write_transaction
+from obsctl.store.sqlite.db import write_transaction
 
 TABLES = ("sessions", "events", "alert_rules", "alert_events", "webhooks", "webhook_deliveries",
           "sla_targets", "sla_snapshots")

@@ -14,9 +14,9 @@ from typing import TypeVar
 import sqlite_utils
 
 from obsctl.errors import InvalidInput, NotFound, ServiceUnavailable, StorageFull
-from obsctl.store.sqlite_errors import is_full, is_readonly_storage
-from obsctl.store.sqlite_errors import translate as translate_db_error
-from obsctl.store.writer import WriteQueue
+from obsctl.store.sqlite.sqlite_errors import is_full, is_readonly_storage
+from obsctl.store.sqlite.sqlite_errors import translate as translate_db_error
+from obsctl.store.sqlite.writer import WriteQueue
 
 BUSY_TIMEOUT_S = 30.0
 WAL_AUTOCHECKPOINT_PAGES = 8192
@@ -48,7 +48,7 @@ def open_db(settings_or_path, *, create: bool = True) -> sqlite_utils.Database:
     is created; without, a missing one is NotFound("no database at PATH"). WAL mode lets
     readers work while a writer commits.
     """
-    from obsctl.store.schema import migrations
+    from obsctl.store.sqlite.schema import migrations
 
     path = _path_of(settings_or_path)
     if str(path) != ":memory:":
@@ -97,7 +97,7 @@ def open_db_readonly(settings_or_path) -> sqlite_utils.Database:
     schema is older than this obsctl is upgraded through a read-write open when the file is
     writable.
     """
-    from obsctl.store.schema import migrations
+    from obsctl.store.sqlite.schema import migrations
 
     path = _path_of(settings_or_path)
     _require_file(path)
@@ -157,7 +157,7 @@ def _probe(uri: str) -> sqlite3.Connection:
 
 
 def schema_version(db: sqlite_utils.Database) -> int:
-    from obsctl.store.schema import migrations
+    from obsctl.store.sqlite.schema import migrations
 
     return len(migrations.applied(db))
 
@@ -169,7 +169,7 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
     Taking the lock first means a transaction never fails half-way on an upgrade from a
     read lock; waiting writers queue on busy_timeout instead. Nested use is a savepoint.
     On a served app's connection the transaction waits for its turn in the writer queue
-    (obsctl/store/writer.py) and for the lock only until the write deadline. A full disk is
+    (obsctl/store/sqlite/writer.py) and for the lock only until the write deadline. A full disk is
     StorageFull, a lock held past the deadline ServiceUnavailable.
     """
     conn = db.conn
@@ -247,7 +247,7 @@ def read_snapshot(db: sqlite_utils.Database) -> Iterator[None]:
 
 class ConnectionPool:
     """One connection per thread for a server, and the writer queue all their writes go
-    through (obsctl/store/writer.py); the schema is migrated once on creation."""
+    through (obsctl/store/sqlite/writer.py); the schema is migrated once on creation."""
 
     def __init__(self, path: str | Path, *, write_queue: int = 8, write_timeout: float = 10.0):
         self.path = Path(path)

@@ -2,7 +2,7 @@
 
 Analytics' event-level sections (model usage, event types, hourly activity) would otherwise
 scan every event on each request (about 0.5 s at 1M events). The ingest transaction adds
-each batch's totals here (`add_totals`, called from store/ingest.write_batch), so the rollup
+each batch's totals here (`add_totals`, called from store/sqlite/ingest.write_batch), so the rollup
 commits or rolls back with the events and is never stale. A missing model is stored as ''.
 `rebuild` recomputes it from the events (migration backfill, and repair when the counts
 ever disagree).
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from obsctl.store import bulk
+from obsctl.store.sqlite import bulk
 
 CREATE_TABLE = """
 CREATE TABLE event_stats (

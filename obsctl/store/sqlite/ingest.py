@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 import sqlite_utils
 
 from obsctl.models.ingest import EventRow
-from obsctl.store import bulk, event_stats
+from obsctl.store.sqlite import bulk, event_stats
 
 # The columns written, in the order of the rows' fields (models/ingest.py EventRow).
 EVENT_COLUMNS = EventRow._fields

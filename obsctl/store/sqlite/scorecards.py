@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from obsctl.store.db import read_snapshot  # noqa: F401 (re-exported for the services)
+from obsctl.store.sqlite.db import read_snapshot  # noqa: F401 (re-exported for the services)
 from obsctl.timeutil import parse_ts
 
 _DAY_MS = 86_400_000

@@ -1,0 +1,304 @@
+"""The repositories a store hands out, one Protocol per area: what services may call on
+`store.<area>`, whatever the backend.
+
+Each method is the backend's area function without the connection it runs on (the SQLite
+store binds `obsctl/store/sqlite/<area>.py`'s functions to its connection, see
+`sqlite_store.Repository`). A second backend implements the same methods with the same
+parameters; tests/obsctl/test_store_contract.py holds every backend to them and checks that
+services call nothing undeclared here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Protocol
+
+
+class AlertsRepository(Protocol):
+    """Alert rules and alert events (fired alerts)."""
+
+    def insert_rule(self, rule: dict) -> None:
+        """Insert a new rule."""
+
+    def get_rule(self, rule_id: str) -> dict | None:
+        """One rule, or None."""
+
+    def list_rules(self, *, enabled_only: bool = False) -> list[dict]:
+        """Rules in creation order, only the enabled ones if `enabled_only`."""
+
+    def update_rule(self, rule_id: str, changes: dict) -> bool:
+        """Apply `changes` (column -> value); False when the rule does not exist."""
+
+    def delete_rule(self, rule_id: str) -> bool:
+        """Delete a rule and its alert events; False when the rule does not exist."""
+
+    def last_fired_at(self, rule_ids: list[str]) -> dict[str, str | None]:
+        """Current last_fired_at of some rules (re-read inside the firing transaction)."""
+
+    def record_firing(self, alert: dict) -> None:
+        """Insert an alert event and stamp its rule's last_fired_at (inside a transaction)."""
+
+    def list_alerts(self, *, limit: int, unacknowledged: bool,
+                    rule_id: str | None) -> tuple[list[dict], int]:
+        """Alert events newest first, and how many match the filters."""
+
+    def get_alert(self, alert_id: str) -> dict | None:
+        """One alert event, or None."""
+
+    def acknowledge_alert(self, alert_id: str, at: str) -> bool:
+        """Mark acknowledged; a second acknowledgement keeps the first timestamp."""
+
+
+class AnalyticsRepository(Protocol):
+    """The aggregates behind `GET /analytics`."""
+
+    def rollup_is_current(self) -> bool:
+        """True when the rollup counts exactly the stored events (call inside a snapshot)."""
+
+    def repair_rollup(self) -> None:
+        """Rebuild the rollup when events were written or deleted behind the ingest path."""
+
+    def overview(self) -> dict:
+        """Session counts per status, event and token totals, earliest and latest session."""
+
+    def top_agents(self, limit: int) -> list[tuple]:
+        """(agent_name, session_count, total_tokens), most tokens first."""
+
+    def sessions_by_day(self, since: str) -> list[tuple]:
+        """(day, session_count, total_tokens) for sessions started at or after `since`."""
+
+    def model_usage(self) -> list[tuple]:
+        """(model, calls, tokens_in, tokens_out, duration_sum, duration_count), most calls first."""
+
+    def event_type_counts(self) -> list[tuple]:
+        """(event_type, count) without lifecycle events, most frequent first."""
+
+    def hourly_counts(self) -> list[tuple]:
+        """(hour 0-23 UTC, event count) for the hours that have events."""
+
+
+class IngestRepository(Protocol):
+    """Writing events and maintaining session totals (one transaction per batch)."""
+
+    def existing_event_ids(self, event_ids: Sequence[str]) -> set[str]:
+        """The subset of `event_ids` already stored."""
+
+    def write_batch(
+        self,
+        rows: Sequence[tuple],
+        session_deltas: Iterable[tuple],
+        starts: Iterable[tuple],
+        ends: Iterable[tuple],
+        totals: dict[tuple, list],
+        *,
+        skip_existing: bool = False,
+    ) -> int:
+        """Write one validated batch; returns how many event rows were inserted."""
+
+
+class MaintenanceRepository(Protocol):
+    """Retention and database administration: prune, info, integrity check, backup."""
+
+    def count_prunable(self, cutoff: str) -> tuple[int, int]:
+        """(sessions, events) whose last activity is before `cutoff`."""
+
+    def prune_batch(self, cutoff: str, batch_sessions: int) -> tuple[int, int]:
+        """Delete up to `batch_sessions` inactive sessions and their events in one transaction."""
+
+    def table_counts(self, *, damaged: bool = False) -> dict[str, int | None]:
+        """Rows per table; in a `damaged` store a table that cannot be counted is None."""
+
+    def pragmas(self, path: Path | None = None) -> dict:
+        """The journal mode, page size and counts and engine version `obsctl db info` reports."""
+
+    def quick_check(self, max_problems: int = 20) -> list[str]:
+        """The problems a quick integrity check finds (at most `max_problems`), [] if none."""
+
+    def backup_to(self, dest: Path) -> None:
+        """A consistent copy of the live database at `dest` (writers keep going)."""
+
+
+class MetricsRepository(Protocol):
+    """Aggregates over the events of a time window (behind services/metrics.py)."""
+
+    def event_aggregates(self, since: str, until: str | None, agent: str | None) -> dict:
+        """One scan of the window: counts and sums behind the event metrics."""
+
+    def duration_at_rank(self, since: str, until: str | None, agent: str | None,
+                         rank: int) -> float | None:
+        """The `rank`-th smallest duration_ms (1-based) among the window's events that have one."""
+
+    def tokens_by_model(self, since: str, until: str | None,
+                        agent: str | None) -> list[tuple[str, int, int]]:
+        """(model, tokens_in, tokens_out) summed per model over the window's events with a model."""
+
+    def sessions_started(self, since: str, until: str | None, agent: str | None) -> int:
+        """Sessions whose started_at is in the window."""
+
+
+class OtlpRepository(Protocol):
+    """OTLP trace ingest: trace-to-session links and session fields from resource attributes."""
+
+    def trace_sessions(self, trace_ids: Sequence[str]) -> dict[str, str]:
+        """The remembered session of each of `trace_ids` that has one."""
+
+    def link_traces(self, links: Iterable[tuple[str, str]]) -> None:
+        """Remember (trace_id, session_id) pairs; the first session linked to a trace stays."""
+
+    def move_trace_events(self, trace_id: str, from_session: str, to_session: str) -> int:
+        """Move the events of `trace_id` stored in `from_session` to `to_session`."""
+
+    def fill_session_metadata(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Set (metadata_json, session_id) on sessions that have no metadata yet."""
+
+    def session_agents(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """The agent name of each of `session_ids` that is stored."""
+
+    def set_session_agents(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Set (agent_name, session_id)."""
+
+
+class ScorecardsRepository(Protocol):
+    """Aggregates behind the scorecards, per agent or, for one agent, per day."""
+
+    def session_totals(self, since: str, until: str, agent: str | None = None) -> dict:
+        """{group: (sessions, error_sessions, completed_sessions)}."""
+
+    def model_names(self) -> list[str]:
+        """Every model name stored so far."""
+
+    def event_totals(self, since: str, until: str, agent: str | None,
+                     prices: dict[str, tuple[float, float] | None]) -> tuple[dict, dict]:
+        """Per group: (events, error_events, timed_events, tokens, cost), and unpriced models' tokens."""
+
+    def duration_percentiles(self, since: str, until: str, agent: str | None,
+                             counts: dict) -> dict:
+        """{group: (p50, p95)}: nearest-rank percentiles of each group's event durations."""
+
+
+class SessionAggregatesRepository(Protocol):
+    """Per-session aggregates behind the explain summary and the comparison."""
+
+    def session_breakdown(self, session_id: str) -> list[dict]:
+        """Event counts, errors, tokens and durations grouped by (event_type, model, tool_name)."""
+
+
+class SessionsRepository(Protocol):
+    """Reading sessions and their events."""
+
+    def list_sessions(self, *, status: str | None, limit: int,
+                      offset: int) -> tuple[list[dict], int]:
+        """Sessions newest first, with the total count for the same filter."""
+
+    def get_session(self, session_id: str) -> dict | None:
+        """One session, or None."""
+
+    def session_timeline_rows(self, session_id: str) -> list[tuple]:
+        """A session's events in the order of iter_session_events, as timeline tuples."""
+
+    def iter_session_events(self, session_id: str) -> Iterator[dict]:
+        """A session's events in time order (ties in arrival order), streamed."""
+
+
+class SlaRepository(Protocol):
+    """SLA targets and their compliance snapshots."""
+
+    def get_target(self, agent_name: str, metric: str) -> dict | None:
+        """One target, or None."""
+
+    def list_targets(self) -> list[dict]:
+        """Every target, by agent then metric."""
+
+    def insert_target(self, target: dict) -> None:
+        """Insert a new target."""
+
+    def update_target(self, target: dict) -> None:
+        """Update the operator, value and window of the target with the same (agent_name, metric)."""
+
+    def delete_target(self, agent_name: str, metric: str) -> bool:
+        """Remove one target (its snapshots stay as history); False when there was none."""
+
+    def insert_snapshots(self, snapshots: Iterable[dict]) -> None:
+        """Store check results."""
+
+    def list_snapshots(self, *, since: str, agent_name: str | None,
+                       limit: int) -> tuple[list[dict], int]:
+        """Snapshots checked at or after `since`, newest check first, and how many match."""
+
+    def latest_snapshots(self) -> list[tuple[str, str, dict | None]]:
+        """For every current target: (agent_name, metric, its most recent snapshot or None)."""
+
+
+class TriageRepository(Protocol):
+    """The reads behind triage and postmortems."""
+
+    def session_steps(self, session_id: str) -> list[tuple]:
+        """The session's events in time order (ties in arrival order), as step tuples."""
+
+    def baseline_sessions(self, agent: str, since: str, until: str, exclude: str,
+                          cap: int) -> list[dict]:
+        """Totals of the baseline sessions, newest first."""
+
+    def baseline_model_tokens(self, agent: str, since: str, until: str, exclude: str,
+                              cap: int) -> list[tuple[str, str | None, int, int]]:
+        """(session_id, model, tokens_in, tokens_out) per baseline session and model."""
+
+    def baseline_durations(self, agent: str, since: str, until: str, exclude: str,
+                           cap: int) -> dict[tuple[str, str | None], list[float]]:
+        """{(event_type, tool_name): sorted durations} of the baseline's successful events."""
+
+    def recent_session_ids(self, *, limit: int, min_events: int,
+                           agent: str | None) -> tuple[list[str], int]:
+        """The `limit` most recently started sessions with at least `min_events` events."""
+
+    def postmortem_candidates(self, *, min_errors: int, limit: int, agent: str | None,
+                              since: str | None, high_rate: float, medium_rate: float,
+                              medium_count: int) -> tuple[list[dict], int]:
+        """Sessions with at least `min_errors` error events, most severe first, and their total."""
+
+
+class WebhooksRepository(Protocol):
+    """Webhooks and their delivery outbox."""
+
+    def insert_webhook(self, webhook: dict) -> None:
+        """Insert a new webhook."""
+
+    def get_webhook(self, webhook_id: str) -> dict | None:
+        """One webhook, or None."""
+
+    def list_webhooks(self, *, enabled_only: bool = False) -> list[dict]:
+        """Webhooks in creation order, only the enabled ones if `enabled_only`."""
+
+    def update_webhook(self, webhook_id: str, changes: dict) -> bool:
+        """Apply `changes` (column -> value); False when the webhook does not exist."""
+
+    def delete_webhook(self, webhook_id: str) -> bool:
+        """Delete a webhook and its deliveries; False when the webhook does not exist."""
+
+    def disable_webhook(self, webhook_id: str, updated_at: str) -> None:
+        """Disable a webhook (deliveries to it stop being attempted)."""
+
+    def insert_deliveries(self, deliveries: Iterable[dict]) -> None:
+        """Queue deliveries in the outbox."""
+
+    def expire_pending(self, created_before: str, message: str) -> int:
+        """Give up on pending deliveries created before `created_before`."""
+
+    def claim_due(self, now: str, lease_until: str) -> dict | None:
+        """Take the next due pending delivery of an enabled webhook (inside a write transaction)."""
+
+    def record_attempt(self, delivery_id: str, attempts_before: int, *, status: str,
+                       error: str | None, status_code: int | None, next_attempt_at: str,
+                       delivered_at: str | None) -> bool:
+        """Record the outcome of the attempt claimed with `attempts_before` attempts made."""
+
+    def cancel_pending_for_rule(self, rule_id: str, message: str) -> int:
+        """Mark failed, with `message`, the pending deliveries of a rule's alerts."""
+
+    def next_due_at(self) -> str | None:
+        """When the earliest pending delivery of an enabled webhook is due (None: none pending)."""
+
+    def list_deliveries(self, *, webhook_id: str | None, status: str | None,
+                        alert_id: str | None, limit: int) -> tuple[list[dict], int]:
+        """Deliveries newest first (without payloads), and how many match."""
