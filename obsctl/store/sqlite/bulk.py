@@ -29,17 +29,6 @@ from itertools import chain
 ROWS_PER_STATEMENT = 200
 
 
-def _variable_limit() -> int:
-    """SQLite's limit on bound variables per statement (999 before SQLite 3.32, 32,766 after)."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-    finally:
-        conn.close()
-
-
-_MAX_VARIABLES = _variable_limit()
-
 # UPDATE ... FROM arrived in SQLite 3.33 (2020); before it, updates go one statement per row.
 UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 33, 0)
 
@@ -64,7 +53,9 @@ def execute_rows(conn: sqlite3.Connection, head: str, row: str, rows: Sequence[S
     """
     if not rows:
         return
-    step = max(1, min(ROWS_PER_STATEMENT, _MAX_VARIABLES // row.count("?")))
+    # The connection's limit on bound variables per statement (999 before SQLite 3.32).
+    limit = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    step = max(1, min(ROWS_PER_STATEMENT, limit // row.count("?")))
     flatten = chain.from_iterable
     for start in range(0, len(rows), step):
         chunk = rows[start:start + step]

@@ -67,7 +67,6 @@ def test_an_upsert_tail_applies_to_each_conflicting_row(conn):
 def test_chunks_stay_inside_a_small_bound_variable_limit(conn, monkeypatch):
     # SQLite before 3.32 allows 999 variables per statement: 3 per row -> at most 333 rows.
     conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
-    monkeypatch.setattr(bulk, "_MAX_VARIABLES", 999)
     monkeypatch.setattr(bulk, "ROWS_PER_STATEMENT", 10_000)
     bulk.execute_rows(conn, HEAD, ROW, rows(1000))
     assert conn.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 1000
