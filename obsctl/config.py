@@ -100,7 +100,9 @@ def _int_env(env: Mapping[str, str], name: str, default: int, minimum: int = 1) 
 
 @dataclass(frozen=True)
 class Settings:
+    # The SQLite file; with `db_url` set (a postgresql:// URL) the store is PostgreSQL instead.
     db_path: Path
+    db_url: str | None = None
     host: str = "127.0.0.1"
     port: int = 3000
     api_key: str | None = None
@@ -126,8 +128,9 @@ class Settings:
         """Build settings from `env` (default: os.environ); keyword overrides win."""
         env = os.environ if env is None else env
         origins = env.get("CORS_ORIGINS", "*")
+        where = env.get("OBSCTL_DATABASE_URL") or env.get("OBSCTL_DB")
         settings = cls(
-            db_path=Path(env["OBSCTL_DB"]) if env.get("OBSCTL_DB") else default_db_path(env),
+            db_path=default_db_path(env),
             port=_int_env(env, "PORT", 3000),
             api_key=env.get("SERVICE_API_KEY") or None,
             cors_origins=tuple(o.strip() for o in origins.split(",") if o.strip()) or ("*",),
@@ -147,5 +150,32 @@ class Settings:
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:
-            overrides["db_path"] = Path(overrides["db_path"])
+            where = overrides.pop("db_path")
+        if where:
+            overrides.update(database_location(where))
         return replace(settings, **overrides) if overrides else settings
+
+    @property
+    def db_display(self) -> str:
+        """Where the data is, for messages: the SQLite path or the URL without its password."""
+        if self.db_url:
+            from obsctl.store.urls import display_url
+
+            return display_url(self.db_url)
+        return str(self.db_path)
+
+
+def database_location(where: str | Path) -> dict:
+    """Settings fields for `--db` / OBSCTL_DATABASE_URL: a SQLite path, sqlite:///PATH, or a
+    postgresql:// (postgres://) URL."""
+    text = str(where) if isinstance(where, Path) else where
+    scheme = text.partition("://")[0] if "://" in text else ""
+    if scheme in ("postgresql", "postgres"):
+        return {"db_url": text}
+    if scheme == "sqlite":
+        rest = text.partition("://")[2]
+        return {"db_path": Path(rest[1:] if rest.startswith("/") else rest), "db_url": None}
+    if scheme:
+        raise InvalidInput(f"unsupported database URL scheme {scheme!r}: use a SQLite path, "
+                           f"sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
+    return {"db_path": Path(text), "db_url": None}

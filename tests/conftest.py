@@ -15,9 +15,10 @@ import requests
 from typer.testing import CliRunner
 
 from obsctl.config import Settings
+from tests import backends
 from tests.store_support import open_db
 
-_ENV_VARS = ("OBSCTL_DB", "SERVICE_API_KEY", "CORS_ORIGINS", "OBSCTL_RATE_LIMITS", "PORT",
+_ENV_VARS = ("OBSCTL_DB", "OBSCTL_DATABASE_URL", "SERVICE_API_KEY", "CORS_ORIGINS", "OBSCTL_RATE_LIMITS", "PORT",
              "OBSCTL_MAX_BATCH", "OBSCTL_MAX_BODY_BYTES", "OBSCTL_PRICES",
              "OBSCTL_WEBHOOK_ALLOW_PRIVATE", "OBSCTL_RATELIMIT_STORAGE_URI", "OBSCTL_MAX_FUTURE_SKEW",
              "OBSCTL_CONNECTION_LIMIT", "OBSCTL_IDLE_TIMEOUT", "OBSCTL_HEADER_TIMEOUT",
@@ -33,20 +34,77 @@ def isolated_env(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "sqlite_only: runs on the SQLite backend only")
+
+
+def pytest_generate_tests(metafunc):
+    """Run each test that touches the store once per backend (tests/backends.py)."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    names = set(metafunc.definition._fixtureinfo.argnames)
+    only_sqlite = "db_path" in names or metafunc.definition.get_closest_marker("sqlite_only")
+    metafunc.parametrize("backend", ["sqlite"] if only_sqlite else list(backends.BACKENDS),
+                         indirect=True, scope="function")
+
+
+_PG_SKIPS: list[str] = []
+
+
+@pytest.fixture
+def backend(request) -> str:
+    name = request.param
+    if name == "postgresql":
+        reason = backends.unavailable_reason()
+        if reason:
+            if backends.required():
+                pytest.fail(f"PostgreSQL is required here (CI): {reason}")
+            _PG_SKIPS.append(reason)
+            pytest.skip(f"PostgreSQL tests skipped: {reason}")
+    return name
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _PG_SKIPS or terminalreporter.stats.get("skipped"):
+        skipped = [r for r in terminalreporter.stats.get("skipped", [])
+                   if "PostgreSQL tests skipped" in str(getattr(r, "longrepr", ""))]
+        if skipped:
+            terminalreporter.write_line(
+                f"{len(skipped)} PostgreSQL tests skipped: {backends.unavailable_reason()} "
+                f"(set OBSCTL_TEST_PG_URL, or CI=true to make this a failure)")
+
+
 @pytest.fixture
 def db_path(tmp_path) -> Path:
     return tmp_path / "obsctl.db"
 
 
 @pytest.fixture
-def settings(db_path) -> Settings:
-    return Settings.from_env({}, db_path=db_path)
+def db_url(backend, tmp_path):
+    """Where the test's data is: a SQLite file, or a fresh PostgreSQL schema's URL."""
+    if backend == "sqlite":
+        yield str(tmp_path / "obsctl.db")
+        return
+    name, url = backends.new_schema()
+    yield url
+    backends.drop_schema(name)
 
 
 @pytest.fixture
-def db(db_path):
-    """A store over a fresh database file, usable as its sqlite-utils handle too."""
-    handle = open_db(db_path)
+def settings(db_url) -> Settings:
+    return Settings.from_env({}, db_path=db_url)
+
+
+@pytest.fixture
+def db(db_url, backend):
+    """A store over a fresh database, usable as its handle too (`db.conn.execute(sql, params)`
+    with ? placeholders on both backends)."""
+    if backend == "sqlite":
+        handle = open_db(db_url)
+    else:
+        from tests.store_support import open_pg
+
+        handle = open_pg(db_url)
     yield handle
     handle.close()
 
@@ -58,14 +116,14 @@ def store(db):
 
 
 @pytest.fixture
-def make_app(db_path):
+def make_app(db_url):
     """Build an app with settings from an env mapping (e.g. {"SERVICE_API_KEY": "k"})."""
     from obsctl.web.app import create_app
 
     apps = []
 
     def factory(env: dict | None = None, **overrides):
-        app = create_app(Settings.from_env(env or {}, db_path=db_path, **overrides))
+        app = create_app(Settings.from_env(env or {}, db_path=db_url, **overrides))
         app.config["TESTING"] = True
         apps.append(app)
         return app
@@ -86,14 +144,14 @@ def client(app):
 
 
 @pytest.fixture
-def cli(db_path):
+def cli(db_url):
     """Run obsctl in-process: cli("sessions", "list", "--json") -> click Result."""
     from obsctl.cli.main import app as cli_app
 
     runner = CliRunner()
 
     def invoke(*args: str, input: str | bytes | None = None, env: dict | None = None):
-        return runner.invoke(cli_app, ["--db", str(db_path), *args], input=input, env=env,
+        return runner.invoke(cli_app, ["--db", str(db_url), *args], input=input, env=env,
                              catch_exceptions=False)
 
     return invoke
@@ -137,7 +195,7 @@ class LiveServer:
         return self.process.returncode
 
 
-def start_server(db_path: Path, tmp_path: Path, env: dict | None = None, threads: int = 4,
+def start_server(db_path: Path | str, tmp_path: Path, env: dict | None = None, threads: int = 4,
                  wait: float = 30.0) -> LiveServer:
     """Start `obsctl serve` as a real subprocess on a free 127.0.0.1 port and wait for /health."""
     port = free_port()
@@ -165,12 +223,12 @@ def start_server(db_path: Path, tmp_path: Path, env: dict | None = None, threads
 
 
 @pytest.fixture
-def live_server(db_path, tmp_path):
+def live_server(db_url, tmp_path):
     """A real `obsctl serve` on 127.0.0.1 (dev mode, limits as configured by `env`)."""
     servers = []
 
     def factory(env: dict | None = None, threads: int = 4) -> LiveServer:
-        server = start_server(db_path, tmp_path, env, threads)
+        server = start_server(db_url, tmp_path, env, threads)
         servers.append(server)
         return server
 

@@ -32,3 +32,46 @@ def open_db_readonly(path) -> StoreAndHandle:
     from obsctl.store.sqlite.db import open_db_readonly as _open_db_readonly
 
     return store_and_handle(_open_db_readonly(path))
+
+
+class _QmarkConnection:
+    """A PostgreSQL connection that answers a test's `conn.execute(sql, params)` written with
+    SQLite's ? placeholders (autocommit; `with conn:` is accepted and does nothing more)."""
+
+    def __init__(self, conn):
+        self._conn = conn
+
+    def execute(self, sql: str, params=()):
+        return self._conn.execute(sql.replace("?", "%s"), list(params) if params else None)
+
+    def executemany(self, sql: str, rows):
+        with self._conn.cursor() as cur:
+            cur.executemany(sql.replace("?", "%s"), list(rows))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def close(self):
+        self._conn.close()
+
+
+def open_pg(url):
+    """A PostgreSQL store for a test, with `.conn` (and `.execute`) for arranging and
+    inspecting rows directly, as the SQLite store's handle offers."""
+    from obsctl.store.postgres.pg_store import PgStore, connect
+
+    class PgStoreAndHandle(PgStore):
+        def execute(self, sql, params=()):
+            return self.conn.execute(sql, params)
+
+        def close(self):
+            self.conn.close()
+            super().close()
+
+    store = PgStore.open(url, "create")
+    store.__class__ = PgStoreAndHandle
+    store.conn = _QmarkConnection(connect(url))
+    return store

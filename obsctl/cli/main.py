@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import typer
 
@@ -43,9 +42,10 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     ctx: typer.Context,
-    db: Path | None = typer.Option(
-        None, "--db", envvar="OBSCTL_DB", show_envvar=True,
-        help="SQLite database file [default: $XDG_DATA_HOME/obsctl/obsctl.db]",
+    db: str | None = typer.Option(
+        None, "--db", envvar=["OBSCTL_DATABASE_URL", "OBSCTL_DB"], show_envvar=True, metavar="PATH|URL",
+        help="Where the data is: a SQLite file (or sqlite:///PATH), or postgresql://USER@HOST:PORT/DB "
+             "[default: $XDG_DATA_HOME/obsctl/obsctl.db]",
     ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Show the version and exit."),

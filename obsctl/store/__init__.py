@@ -15,7 +15,8 @@ and never a connection. Database errors leave the store as obsctl errors (Storag
 ServiceUnavailable, StorageDamaged, StorageError). Placeholders, upserts, RETURNING and locking
 are the business of the backend: SQLite is the package `obsctl/store/sqlite/` (its store in
 `sqlite_store.py`, its SQL in the area modules `obsctl/store/sqlite/<area>.py`); a PostgreSQL
-store will be a second implementation of the same methods and repository functions.
+store (`obsctl/store/postgres/`) is a second implementation of the same methods and repository
+functions.
 """
 
 from __future__ import annotations
@@ -81,16 +82,17 @@ class Store(Protocol):
 
 def open_store(settings_or_url: Any, *, mode: str = "create", write_queue: int | None = None,
                write_timeout: float | None = None):
-    """Open obsctl's store from a Settings object, a path or a `sqlite:///PATH` URL.
+    """Open obsctl's store from a Settings object, a path, a `sqlite:///PATH` URL or a
+    `postgresql://user@host:port/db` URL.
 
     mode: "create" (read-write, the database and its directory created when missing),
     "existing" (read-write, NotFound when missing), "read" (read-only, nothing created, works on
     read-only storage) or "server" (one connection per thread, every write through one bounded
     writer queue of `write_queue` places and `write_timeout` seconds) or "attach" (one
     connection to a database a server has already opened, for its background threads).
+    On PostgreSQL, "server" and "attach" draw connections from a pool and writers queue in
+    PostgreSQL's locks rather than in a writer queue.
     """
-    from obsctl.store.sqlite.sqlite_store import SqliteStore
-
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     target = getattr(settings_or_url, "db_url", None) or getattr(settings_or_url, "db_path", settings_or_url)
@@ -98,8 +100,20 @@ def open_store(settings_or_url: Any, *, mode: str = "create", write_queue: int |
         write_queue = getattr(settings_or_url, "write_queue", None) or 8
     if write_timeout is None:
         write_timeout = getattr(settings_or_url, "write_timeout", None) or 10.0
+    if is_postgres_url(target):
+        from obsctl.store.postgres.pg_store import PgStore
+
+        pool_size = write_queue + 8 if mode == "server" else 4
+        return PgStore.open(str(target), mode, pool_size=pool_size)
+    from obsctl.store.sqlite.sqlite_store import SqliteStore
+
     return SqliteStore.open(_sqlite_path(target), mode, write_queue=write_queue,
                             write_timeout=write_timeout)
+
+
+def is_postgres_url(target: Any) -> bool:
+    """Whether `target` (a path or a URL) names a PostgreSQL database."""
+    return isinstance(target, str) and target.partition("://")[0] in ("postgresql", "postgres")
 
 
 def _sqlite_path(target: Any) -> Path:
@@ -110,7 +124,7 @@ def _sqlite_path(target: Any) -> Path:
     if scheme != "sqlite":
         from obsctl.errors import InvalidInput
 
-        raise InvalidInput(f"unsupported database URL scheme {scheme!r}; this obsctl stores in SQLite "
-                           f"(a path or sqlite:///PATH)")
+        raise InvalidInput(f"unsupported database URL scheme {scheme!r}: use a SQLite path, "
+                           f"sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
     # sqlite:///relative.db, sqlite:////absolute.db (the third slash ends the empty host)
     return Path(rest[1:] if rest.startswith("/") else rest)

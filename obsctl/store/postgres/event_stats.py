@@ -1,0 +1,69 @@
+"""The `event_stats` rollup on PostgreSQL: the same rules as obsctl/store/sqlite/event_stats.py
+(kept by the ingest transaction; `rebuild` and `recount` when repairing)."""
+
+from __future__ import annotations
+
+import psycopg
+
+_ADD = """
+INSERT INTO event_stats AS s (event_type, hour, model, event_count, tokens_in, tokens_out,
+                              duration_sum, duration_count)
+SELECT * FROM unnest(%s::text[], %s::int[], %s::text[], %s::bigint[], %s::bigint[], %s::bigint[],
+                     %s::numeric[], %s::bigint[])
+ON CONFLICT (event_type, hour, model) DO UPDATE SET
+    event_count = s.event_count + excluded.event_count,
+    tokens_in = s.tokens_in + excluded.tokens_in,
+    tokens_out = s.tokens_out + excluded.tokens_out,
+    duration_sum = s.duration_sum + excluded.duration_sum,
+    duration_count = s.duration_count + excluded.duration_count
+"""
+
+_REBUILD = """
+INSERT INTO event_stats (event_type, hour, model, event_count, tokens_in, tokens_out,
+                         duration_sum, duration_count)
+SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), COUNT(*),
+       COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0),
+       COALESCE(SUM(duration_ms), 0), COUNT(duration_ms)
+FROM events
+GROUP BY 1, 2, 3
+"""
+
+
+def add_totals(conn: psycopg.Connection, totals: dict[tuple, list]) -> None:
+    """Add a batch's totals to the rollup (inside the ingest transaction): (event_type, hour,
+    model or '') -> [events, tokens in, tokens out, duration sum, durations counted]. The keys
+    are written in order, so concurrent batches lock the rollup's rows in the same order."""
+    if not totals:
+        return
+    keys = sorted(totals)
+    columns = list(zip(*((*key, *totals[key]) for key in keys)))
+    conn.execute(_ADD, [list(c) for c in columns])
+
+
+def count_inserted(conn: psycopg.Connection, inserted: int) -> None:
+    """Add `inserted` new events to event_totals (inside the ingest transaction). The highest
+    id only grows: a batch committed after one with higher ids (both writing at once) keeps
+    the other's."""
+    conn.execute("UPDATE event_totals SET events = events + %s, "
+                 "max_id = GREATEST(max_id, (SELECT COALESCE(MAX(id), 0) FROM events)) WHERE id = 1",
+                 [inserted])
+
+
+def is_current(conn: psycopg.Connection) -> bool:
+    """Whether the rollup counts exactly the stored events (see the SQLite module)."""
+    counted = conn.execute("SELECT COALESCE(SUM(event_count), 0) FROM event_stats").fetchone()[0]
+    events, max_id = conn.execute("SELECT events, max_id FROM event_totals").fetchone()
+    stored_max = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
+    return counted == events and max_id == stored_max
+
+
+def rebuild(conn: psycopg.Connection) -> None:
+    """Recompute the rollup from the events table (inside a write transaction)."""
+    conn.execute("DELETE FROM event_stats")
+    conn.execute(_REBUILD)
+
+
+def recount(conn: psycopg.Connection) -> None:
+    """Recompute event_totals from the events table (with `rebuild`, when repairing)."""
+    conn.execute("UPDATE event_totals SET (events, max_id) = "
+                 "(SELECT COUNT(*), COALESCE(MAX(id), 0) FROM events) WHERE id = 1")

@@ -1,0 +1,102 @@
+"""The weekly partitions of `events` (PostgreSQL only).
+
+`events` is range-partitioned on its ISO-8601 `timestamp` text, one partition per week from
+Monday 00:00 UTC (`events_w20261116` holds 2026-11-16 to 2026-11-22). Ingest creates the
+partitions of the weeks a batch touches before writing it (`ensure`), and a server creates
+this week's and next week's when it starts (`ensure_ahead`), so the default partition
+(`events_default`) only catches timestamps that do not start with a date, which validation
+never lets through. `prune` drops a week's partition whole when every session with events in
+it is pruned (maintenance.py).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from datetime import date, datetime, timedelta, timezone
+
+import psycopg
+from psycopg import sql
+
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+PREFIX = "events_w"
+
+
+def week_of(timestamp: str) -> date | None:
+    """The Monday starting the week of an ISO timestamp, None when it has no date."""
+    if not _DAY.match(timestamp):
+        return None
+    try:
+        day = date.fromisoformat(timestamp[:10])
+    except ValueError:
+        return None
+    return day - timedelta(days=day.weekday())
+
+
+def partition_name(monday: date) -> str:
+    return f"{PREFIX}{monday:%Y%m%d}"
+
+
+def create(conn: psycopg.Connection, monday: date) -> None:
+    """Create the partition of the week starting `monday` if it does not exist yet."""
+    conn.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} PARTITION OF events FOR VALUES FROM ({}) TO ({})").format(
+        sql.Identifier(partition_name(monday)), sql.Literal(monday.isoformat()),
+        sql.Literal((monday + timedelta(days=7)).isoformat())))
+
+
+def _in_default(conn: psycopg.Connection, monday: date) -> bool:
+    # Rows of that week already in the default partition (written while another server had
+    # just dropped the week's partition): they stay there, still found by every query.
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM events_default WHERE timestamp >= %s AND timestamp < %s)",
+                        [monday.isoformat(), (monday + timedelta(days=7)).isoformat()]).fetchone()[0]
+
+
+def existing(conn: psycopg.Connection) -> set[str]:
+    rows = conn.execute(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+        "WHERE i.inhparent = 'events'::regclass").fetchall()
+    return {r[0] for r in rows}
+
+
+class Partitions:
+    """The partitions a store knows to exist, so that ingest asks the catalog only for a
+    week it has not seen yet."""
+
+    def __init__(self):
+        self._known: set[date] = set()
+        self._lock = threading.Lock()
+
+    def ensure(self, conn: psycopg.Connection, timestamps: Iterable[str]) -> None:
+        """Create the partitions of the weeks of `timestamps` that are missing (inside the
+        writing transaction: the new partition commits or rolls back with the batch)."""
+        weeks = {week_of(ts) for ts in timestamps} - self._known
+        weeks.discard(None)
+        if not weeks:
+            return
+        present = existing(conn)
+        for monday in sorted(weeks):
+            if partition_name(monday) not in present and not _in_default(conn, monday):
+                # Serialise creators of the same week across servers (IF NOT EXISTS alone
+                # can still collide in the catalog).
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext('obsctl-partition:' || current_schema()))")
+                create(conn, monday)
+        with self._lock:
+            self._known.update(weeks)
+
+    def forget(self) -> None:
+        """After partitions were dropped (prune): ask the catalog again next time."""
+        with self._lock:
+            self._known.clear()
+
+
+def ensure_ahead(conn: psycopg.Connection, now: datetime | None = None) -> None:
+    """Create this week's and next week's partitions (a server, at start)."""
+    today = (now or datetime.now(timezone.utc)).date()
+    monday = today - timedelta(days=today.weekday())
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('obsctl-partition:' || current_schema()))")
+        present = existing(conn)
+        for week in (monday, monday + timedelta(days=7)):
+            if partition_name(week) not in present:
+                create(conn, week)
