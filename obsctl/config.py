@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from obsctl.errors import InvalidInput
 
@@ -159,8 +160,6 @@ class Settings:
     def db_display(self) -> str:
         """Where the data is, for messages: the SQLite path or the URL without its password."""
         if self.db_url:
-            from obsctl.store.urls import display_url
-
             return display_url(self.db_url)
         return str(self.db_path)
 
@@ -179,3 +178,16 @@ def database_location(where: str | Path) -> dict:
         raise InvalidInput(f"unsupported database URL scheme {scheme!r}: use a SQLite path, "
                            f"sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
     return {"db_path": Path(text), "db_url": None}
+
+
+def display_url(url: str) -> str:
+    """The URL with its password replaced by ***, for messages, logs and `db info`."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url.split("@", 1)[-1] if "@" in url else url
+    if not password:
+        return url
+    netloc = parts.netloc.replace(f":{password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -13,6 +13,7 @@ CI=true (or OBSCTL_TEST_REQUIRE_PG=1) they fail instead, so CI cannot pass witho
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import uuid
@@ -21,7 +22,7 @@ from functools import cache
 DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 TEST_DATABASE = "obsctl_test"
 # OBSCTL_TEST_BACKENDS=sqlite runs the suite on SQLite alone.
-BACKENDS = tuple(b.strip() for b in os.environ.get("OBSCTL_TEST_BACKENDS", "sqlite").split(",") if b.strip())
+BACKENDS = tuple(b.strip() for b in os.environ.get("OBSCTL_TEST_BACKENDS", "sqlite,postgresql").split(",") if b.strip())
 _counter = itertools.count()
 
 
@@ -42,10 +43,8 @@ def unavailable_reason() -> str | None:
         with psycopg.connect(admin_url(), autocommit=True, connect_timeout=3) as conn:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [TEST_DATABASE]).fetchone()
             if not exists:
-                try:
+                with contextlib.suppress(psycopg.errors.DuplicateDatabase):
                     conn.execute(f"CREATE DATABASE {TEST_DATABASE}")
-                except psycopg.errors.DuplicateDatabase:
-                    pass
     except psycopg.Error as exc:
         return f"no PostgreSQL at {admin_url()}: {str(exc).strip().splitlines()[0]}"
     return None
@@ -72,3 +71,22 @@ def drop_schema(name: str) -> None:
 
     with psycopg.connect(database_url(), autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def redis_url() -> str:
+    return os.environ.get("OBSCTL_TEST_REDIS_URL", DEFAULT_REDIS_URL)
+
+
+@cache
+def redis_unavailable_reason() -> str | None:
+    """None when Redis answers a PING at redis_url(), else why not."""
+    import redis
+
+    try:
+        redis.Redis.from_url(redis_url(), socket_connect_timeout=3).ping()
+    except redis.RedisError as exc:
+        return f"no Redis at {redis_url()}: {exc}"
+    return None

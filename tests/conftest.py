@@ -36,19 +36,20 @@ def isolated_env(tmp_path, monkeypatch):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "sqlite_only: runs on the SQLite backend only")
+    config.addinivalue_line("markers", "postgresql_only: runs on the PostgreSQL backend only")
 
 
 def pytest_generate_tests(metafunc):
-    """Run each test that touches the store once per backend (tests/backends.py)."""
+    """Run each test that touches the store once per backend (tests/backends.py); one that
+    uses the SQLite file itself (`db_path`, directly or through a fixture) on SQLite only."""
     if "backend" not in metafunc.fixturenames:
         return
-    names = set(metafunc.definition._fixtureinfo.argnames)
-    only_sqlite = "db_path" in names or metafunc.definition.get_closest_marker("sqlite_only")
-    metafunc.parametrize("backend", ["sqlite"] if only_sqlite else list(backends.BACKENDS),
-                         indirect=True, scope="function")
-
-
-_PG_SKIPS: list[str] = []
+    only_sqlite = "db_path" in metafunc.fixturenames or metafunc.definition.get_closest_marker("sqlite_only")
+    if metafunc.definition.get_closest_marker("postgresql_only"):
+        names = ["postgresql"]
+    else:
+        names = ["sqlite"] if only_sqlite else list(backends.BACKENDS)
+    metafunc.parametrize("backend", names, indirect=True, scope="function")
 
 
 @pytest.fixture
@@ -59,19 +60,53 @@ def backend(request) -> str:
         if reason:
             if backends.required():
                 pytest.fail(f"PostgreSQL is required here (CI): {reason}")
-            _PG_SKIPS.append(reason)
             pytest.skip(f"PostgreSQL tests skipped: {reason}")
     return name
 
 
 def pytest_terminal_summary(terminalreporter):
-    if _PG_SKIPS or terminalreporter.stats.get("skipped"):
-        skipped = [r for r in terminalreporter.stats.get("skipped", [])
-                   if "PostgreSQL tests skipped" in str(getattr(r, "longrepr", ""))]
-        if skipped:
-            terminalreporter.write_line(
-                f"{len(skipped)} PostgreSQL tests skipped: {backends.unavailable_reason()} "
-                f"(set OBSCTL_TEST_PG_URL, or CI=true to make this a failure)")
+    if terminalreporter.stats.get("skipped"):
+        for service, variable in (("PostgreSQL", "OBSCTL_TEST_PG_URL"), ("Redis", "OBSCTL_TEST_REDIS_URL")):
+            skipped = [r for r in terminalreporter.stats.get("skipped", [])
+                       if f"{service} tests skipped" in str(getattr(r, "longrepr", ""))]
+            if skipped:
+                terminalreporter.write_line(
+                    f"{len(skipped)} {service} tests skipped: no {service} server answered "
+                    f"(set {variable}; with CI=true this is a failure)")
+
+
+@pytest.fixture
+def pg_url():
+    """A fresh PostgreSQL schema's URL, for tests about PostgreSQL itself (skipped without a
+    server; a failure under CI)."""
+    reason = backends.unavailable_reason()
+    if reason:
+        if backends.required():
+            pytest.fail(f"PostgreSQL is required here (CI): {reason}")
+        pytest.skip(f"PostgreSQL tests skipped: {reason}")
+    name, url = backends.new_schema()
+    yield url
+    backends.drop_schema(name)
+
+
+@pytest.fixture
+def redis_url():
+    """A Redis database emptied for the test (skipped without a server; a failure under CI)."""
+    reason = backends.redis_unavailable_reason()
+    if reason:
+        if backends.required():
+            pytest.fail(f"Redis is required here (CI): {reason}")
+        pytest.skip(f"Redis tests skipped: {reason}")
+    import redis
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    number = 1 + (int(worker[2:]) if worker[2:].isdigit() else 0) % 15
+    url = backends.redis_url().rsplit("/", 1)[0] + f"/{number}"
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    yield url
+    client.flushdb()
+    client.close()
 
 
 @pytest.fixture
@@ -196,7 +231,7 @@ class LiveServer:
 
 
 def start_server(db_path: Path | str, tmp_path: Path, env: dict | None = None, threads: int = 4,
-                 wait: float = 30.0) -> LiveServer:
+                 wait: float = 30.0, healthy: bool = True) -> LiveServer:
     """Start `obsctl serve` as a real subprocess on a free 127.0.0.1 port and wait for /health."""
     port = free_port()
     full_env = {k: v for k, v in os.environ.items() if k not in _ENV_VARS}
@@ -214,7 +249,8 @@ def start_server(db_path: Path | str, tmp_path: Path, env: dict | None = None, t
         if process.poll() is not None:
             raise RuntimeError(f"obsctl serve exited early:\n{server.log()}")
         try:
-            if requests.get(f"{server.url}/health", timeout=1).status_code == 200:
+            status = requests.get(f"{server.url}/health", timeout=5).status_code
+            if status == 200 or not healthy:
                 return server
         except requests.RequestException:
             time.sleep(0.05)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import typer
 
 from obsctl import __version__

@@ -18,10 +18,11 @@ from obsctl.cli.base import (
 )
 from obsctl.cli.options import checked
 from obsctl.cli.output import JsonFlag, show, tsv_field
+from obsctl.errors import InvalidInput
 from obsctl.services import maintenance as service
 from obsctl.text import plural
 
-db_app = ObsTyper(help="Database tools: info, backup.\n\nExample: obsctl db backup /backups/obsctl-today.db")
+db_app = ObsTyper(help="Database tools: info, backup, copy.\n\nExample: obsctl db backup /backups/obsctl-today.db")
 
 
 def _check_age(text: str) -> str:
@@ -60,11 +61,12 @@ def info_command(
     Example: obsctl db info --json
     """
     settings = settings_of(ctx)
-    info = service.db_info(open_readonly(ctx), settings.db_path, check=not skip_check)
+    info = service.db_info(open_readonly(ctx), settings.db_display if settings.db_url else settings.db_path,
+                           check=not skip_check)
     integrity = info["integrity"]
     show(info, json_, _print_info, plain=lambda i: _print_info(i, plain=True))
     if integrity["quick_check"] == "damaged":
-        error(service.damaged_message(settings.db_path, integrity))
+        error(service.damaged_message(settings.db_display, integrity))
         raise typer.Exit(EXIT_FAILURE)
 
 
@@ -74,12 +76,16 @@ def _print_info(info: dict, plain: bool = False) -> None:
     check = integrity["quick_check"]
     if check == "damaged":
         check = f"DAMAGED ({len(integrity['problems'])} problems; first: {integrity['problems'][0]})"
+    if info["backend"] == "sqlite":
+        engine = [("journal mode", info["journal_mode"]), ("sqlite", info["sqlite_version"])]
+    else:
+        engine = [("postgresql", info["postgresql_version"]), ("database", info["database"]),
+                  ("schema", info["schema"])]
     lines = [
-        ("path", info["path"]),
+        ("path", info["path"]) if "path" in info else ("url", info["url"]),
         ("size", f"{info['size_bytes'] / 1e6:.1f} MB ({info['size_bytes']} bytes)"),
         ("schema version", info["schema_version"]),
-        ("journal mode", info["journal_mode"]),
-        ("sqlite", info["sqlite_version"]),
+        *engine,
         ("integrity", check),
     ] + [(f"rows: {table}", count) for table, count in info["tables"].items()]
     width = max(len(k) for k, _ in lines)
@@ -100,3 +106,77 @@ def backup_command(
     """
     result = service.backup(open_readonly(ctx), path, force=force)
     show(result, json_, lambda r: notice(f"backed up to {r['path']} ({r['size_bytes']} bytes)"))
+
+
+@db_app.command("copy")
+def copy_command(
+    source: str = typer.Argument(..., metavar="SOURCE", help="A SQLite file (or sqlite:///PATH) or postgresql:// URL."),
+    target: str = typer.Argument(..., metavar="TARGET", help="An empty (or new) SQLite file or PostgreSQL database."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    json_: JsonFlag = False,
+) -> None:
+    """Copy a whole store to another one, e.g. the SQLite file to PostgreSQL, all or nothing.
+
+    The source is read as it was when the copy began (a server may keep writing to it); the
+    target must be empty and receives everything in one transaction, checked at the end
+    (row counts and session totals): an interrupted or failed copy leaves it empty, so running
+    the command again resumes it. Ignores --db.
+
+    Example: obsctl db copy ~/.local/share/obsctl/obsctl.db postgresql://obsctl@db.internal/obsctl
+    """
+    from obsctl.cli.output import stderr_is_tty
+    from obsctl.config import database_location, display_url
+    from obsctl.services.storage import open_store
+    from obsctl.services.transfer import copy_store
+
+    source_at, target_at = (database_location(x) for x in (source, target))
+    if source_at == target_at:
+        raise InvalidInput("SOURCE and TARGET are the same database")
+    source_store = open_store(source_at.get("db_url") or source_at["db_path"], mode="read")
+    try:
+        target_store = open_store(target_at.get("db_url") or target_at["db_path"], mode="create")
+        try:
+            with _CopyProgress(enabled=stderr_is_tty() and not quiet and not json_) as progress:
+                result = copy_store(source_store, target_store, on_start=progress.start,
+                                    on_rows=progress.advance)
+        finally:
+            target_store.close()
+    finally:
+        source_store.close()
+    result = {"source": display_url(source), "target": display_url(target), **result}
+    show(result, json_, lambda r: notice(
+        f"copied {plural(r['rows'], 'row', sep=True)} ({plural(r['tables']['sessions'], 'session', sep=True)}, "
+        f"{plural(r['tables']['events'], 'event', sep=True)}) from {r['source']} to {r['target']}; "
+        f"row counts and session totals verified"))
+
+
+class _CopyProgress:
+    """A rich progress bar on stderr (only on a terminal), in rows copied."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self._progress = None
+        self._task = None
+
+    def __enter__(self):
+        return self
+
+    def start(self, total: int) -> None:
+        if not self.enabled:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self._progress = Progress(TextColumn("copy {task.fields[table]}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+        self._progress.start()
+        self._task = self._progress.add_task("copy", total=total, table="")
+
+    def advance(self, table: str, rows: int) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, advance=rows, table=table)
+
+    def __exit__(self, *exc):
+        if self._progress is not None:
+            self._progress.stop()
+        return False

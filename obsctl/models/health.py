@@ -10,16 +10,28 @@ from obsctl.models.common import Timestamp, one_of
 
 
 class DatabaseHealth(Struct):
+    backend: Annotated[one_of(("sqlite", "postgresql")), Meta(description="the store in use")]
+    reachable: Annotated[bool, Meta(
+        description="PostgreSQL answered a query just now (always true for the embedded SQLite file)")]
     quick_check: Annotated[one_of(("ok", "skipped", "not run")), Meta(
-        description="SQLite's quick_check at `obsctl serve` start (a damaged database is refused)")]
+        description="the integrity check at `obsctl serve` start (a damaged database is refused)")]
     checked_at: Timestamp | None
     writes_waiting: Annotated[int, Meta(ge=0, description="writes waiting in the writer queue now")]
+    error: Annotated[str | None, Meta(description="why the database is unreachable")] = None
+
+
+class RedisHealth(Struct):
+    reachable: Annotated[bool, Meta(description="the rate-limit storage answered just now")]
+    error: str | None = None
 
 
 class Health(Struct):
-    status: Literal["ok"]
+    status: Annotated[Literal["ok", "unavailable"], Meta(
+        description="unavailable (HTTP 503) when the database or the rate-limit Redis cannot be reached")]
     timestamp: Timestamp
     version: str
     database: DatabaseHealth
+    redis: Annotated[RedisHealth | None, Meta(
+        description="present when OBSCTL_RATELIMIT_STORAGE_URI is a redis:// URL")] = None
 
 

@@ -82,12 +82,25 @@ def damaged_message(path, check: dict) -> str:
             f"a backup (obsctl db backup makes them), or pass --skip-check to use it anyway")
 
 
-def db_info(store: Store, path: Path, *, check: bool = True) -> dict:
+def db_info(store: Store, path: Path | str, *, check: bool = True) -> dict:
     """Path, size on disk (with the WAL), schema version, row counts, SQLite details and,
-    unless `check` is false, the result of the integrity check."""
-    size = sum(os.path.getsize(p) for p in (str(path), f"{path}-wal") if os.path.exists(p))
+    unless `check` is false, the result of the integrity check. On PostgreSQL `path` is the
+    URL to show (without its password), and the size is the database's."""
     integrity = check_integrity(store) if check else skipped_check()
+    if store.backend != "sqlite":
+        engine = store.maintenance.pragmas(None)
+        return {
+            "backend": store.backend,
+            "url": str(path),
+            "size_bytes": engine.pop("database_size_bytes"),
+            "schema_version": store.schema_version(),
+            "tables": store.maintenance.table_counts(damaged=integrity["quick_check"] == "damaged"),
+            **engine,
+            "integrity": integrity,
+        }
+    size = sum(os.path.getsize(p) for p in (str(path), f"{path}-wal") if os.path.exists(p))
     return {
+        "backend": "sqlite",
         "path": str(Path(path).resolve()),
         "size_bytes": size,
         "schema_version": store.schema_version(),
@@ -100,6 +113,8 @@ def db_info(store: Store, path: Path, *, check: bool = True) -> dict:
 def backup(store: Store, dest: str | Path, *, force: bool = False) -> dict:
     """Write a consistent copy of the database to `dest` while others keep writing."""
     dest = Path(dest)
+    if store.backend != "sqlite":
+        store.maintenance.backup_to(dest)  # says which tool backs this backend up; touches no file
     if dest.exists():
         if not force:
             raise InvalidInput(f"{dest} already exists; choose another path or pass --force")

@@ -37,6 +37,7 @@ from obsctl.store.repositories import (
     SessionAggregatesRepository,
     SessionsRepository,
     SlaRepository,
+    TransferRepository,
     TriageRepository,
     WebhooksRepository,
 )
@@ -62,6 +63,7 @@ class Store(Protocol):
     sessions: SessionsRepository
     session_aggregates: SessionAggregatesRepository
     sla: SlaRepository
+    transfer: TransferRepository
     triage: TriageRepository
     webhooks: WebhooksRepository
 

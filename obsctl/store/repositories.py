@@ -230,6 +230,31 @@ class SlaRepository(Protocol):
         """For every current target: (agent_name, metric, its most recent snapshot or None)."""
 
 
+class TransferRepository(Protocol):
+    """Whole tables in and out, for `obsctl db copy` (obsctl/store/tables.py lists them)."""
+
+    def tables(self) -> list[str]:
+        """The tables a copy moves, in the order they are copied."""
+
+    def table_rows(self, table: str, batch_size: int) -> Iterator[list[tuple]]:
+        """The rows of `table` (columns as tables.py lists them) in the order they were written."""
+
+    def row_count(self, table: str) -> int:
+        """Rows in `table`."""
+
+    def is_empty(self) -> bool:
+        """No row in any copied table."""
+
+    def insert_rows(self, table: str, rows: Sequence[tuple]) -> None:
+        """Append rows read by `table_rows` (inside the copy's transaction)."""
+
+    def finish_copy(self) -> None:
+        """Recompute the rollups from the copied rows (inside the copy's transaction)."""
+
+    def session_totals(self) -> dict:
+        """Sums over all sessions (sessions, events, errors, tokens) for the copy's verification."""
+
+
 class TriageRepository(Protocol):
     """The reads behind triage and postmortems."""
 

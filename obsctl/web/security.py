@@ -86,6 +86,10 @@ def create_limiter(app: Flask, settings: Settings) -> Limiter:
         key_func=get_remote_address,
         default_limits=[limits["default"]] if limits else None,
         storage_uri=settings.ratelimit_storage_uri,
+        # A shared storage (Redis) that goes down: each instance limits on its own in memory
+        # until it is back, and GET /health answers 503 meanwhile (routes/health.py).
+        in_memory_fallback_enabled=True,
+        swallow_errors=True,
         headers_enabled=False,
         strategy="fixed-window",
         enabled=limits is not None,

@@ -44,7 +44,7 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
         if not ready_message:
             return
         check = (state.db_check or {}).get("quick_check", "not run")
-        sys.stderr.write(f"obsctl serving {settings.db_path} on http://{server.effective_host}:"
+        sys.stderr.write(f"obsctl serving {settings.db_display} on http://{server.effective_host}:"
                          f"{server.effective_port} ({threads} threads, {all_threads - threads} more for "
                          f"queued writes, at most {connection_limit} connections; database quick_check: "
                          f"{check}); Ctrl-C to stop\n")

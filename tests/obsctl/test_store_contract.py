@@ -62,7 +62,7 @@ def repository_calls(source: str, areas=AREAS) -> set[tuple[str, str]]:
         if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)):
             continue
         owner, area = node.value.value, node.value.attr
-        is_store = ((isinstance(owner, ast.Name) and owner.id in ("store", "uow"))
+        is_store = ((isinstance(owner, ast.Name) and (owner.id in ("store", "uow") or owner.id.endswith("_store")))
                     or (isinstance(owner, ast.Attribute) and owner.attr == "store"))
         if is_store and area in areas:
             found.add((area, node.attr))
@@ -100,6 +100,26 @@ def test_the_sqlite_store_provides_the_declared_method(area, method):
 def test_the_declared_method_is_annotated_as_the_sqlite_function(area, method):
     func = sqlite_function(area, method)
     assert func is not None
+    assert annotations(func) == annotations(declared_methods(AREAS[area])[method])
+
+
+def postgres_function(area: str, method: str) -> typing.Callable | None:
+    module = importlib.import_module(f"obsctl.store.postgres.{area}")
+    func = getattr(module, method, None)
+    return func if inspect.isfunction(func) else None
+
+
+def test_the_postgresql_store_has_the_same_areas():
+    from obsctl.store.postgres.pg_store import REPOSITORIES as PG_REPOSITORIES
+
+    assert sorted(PG_REPOSITORIES) == sorted(AREAS)
+
+
+@pytest.mark.parametrize(("area", "method"), DECLARED, ids=[f"{a}.{m}" for a, m in DECLARED])
+def test_the_postgresql_store_provides_the_declared_method(area, method):
+    func = postgres_function(area, method)
+    assert func is not None, f"obsctl.store.postgres.{area} has no function {method}"
+    assert parameters(func) == parameters(declared_methods(AREAS[area])[method])
     assert annotations(func) == annotations(declared_methods(AREAS[area])[method])
 
 

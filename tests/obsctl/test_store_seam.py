@@ -142,6 +142,7 @@ def test_a_nested_unit_of_work_is_undone_alone(store):
 
 # Errors leave the store as obsctl errors --------------------------------------------------------
 
+@pytest.mark.sqlite_only  # a full disk made with SQLite's max_page_count
 def test_a_full_disk_is_storage_full_not_a_sqlite_error(store):
     pages = store.execute("PRAGMA page_count").fetchone()[0]
     store.execute(f"PRAGMA max_page_count = {pages + 2}")
@@ -174,9 +175,10 @@ def test_a_damaged_file_is_storage_damaged_from_a_repository(db_path, tmp_path):
         damaged.close()
 
 
-def test_any_other_database_error_is_a_storage_error(store):
-    store.execute("DROP TABLE sessions")
-    with pytest.raises(StorageError, match="database error: no such table: sessions"):
+def test_any_other_database_error_is_a_storage_error(store, backend):
+    store.execute("DROP TABLE sessions CASCADE" if backend == "postgresql" else "DROP TABLE sessions")
+    missing = 'relation "sessions" does not exist' if backend == "postgresql" else "no such table: sessions"
+    with pytest.raises(StorageError, match=f"database error: {missing}"):
         get_session(store, "s1")
 
 

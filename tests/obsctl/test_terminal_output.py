@@ -36,10 +36,10 @@ def fleet(start) -> list[dict]:
 
 
 @pytest.fixture
-def fleet_db(db, db_path):
+def fleet_db(db, db_url):
     # Two hours ago, so that every window counted back from now (scorecards: 7 days) holds it.
     ingest_events(db, fleet(now() - timedelta(hours=2)))
-    return db_path
+    return db_url
 
 
 def terminal(db_path, *args: str, env: dict | None = None) -> str:

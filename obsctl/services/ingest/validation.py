@@ -199,6 +199,16 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
         tool_name = tool_field(tool_call, "name")
         if tool_name is not None and type(tool_name) is not str:
             tool_name = str(tool_name)[:MAX_TEXT_LEN]
+    # No name or id needs a NUL character, and PostgreSQL text cannot hold one: refused on
+    # every store alike (the objects are JSON text, where it is written as \u0000).
+    if ("\x00" in session_id or "\x00" in event_type or "\x00" in event_id
+            or (model is not None and "\x00" in model) or (agent_name is not None and "\x00" in agent_name)
+            or (tool_name is not None and "\x00" in tool_name) or (parent_id is not None and "\x00" in parent_id)
+            or (status is not None and "\x00" in status)):
+        _bad_nul(errors, index, (("session_id", session_id), ("event_type", event_type),
+                                 ("event_id", event_id), ("model", model), ("agent_name", agent_name),
+                                 ("tool_call.name", tool_name), ("parent_id", parent_id), ("status", status)))
+        return None
     # vocabulary.is_error_event inline (the objects are dicts or None here); a test holds
     # the two to the same answers.
     if (event_type in ERROR_TYPES or event_type.endswith("_error")
@@ -244,6 +254,12 @@ def _future(errors: list, index: int, timestamp: str, now: str, skew: timedelta 
     _err(errors, index, "timestamp",
          f"is {ahead}in the future: {timestamp} (server time {now}; the accepted "
          f"skew is set by OBSCTL_MAX_FUTURE_SKEW)")
+
+
+def _bad_nul(errors: list, index: int, fields) -> None:
+    for name, value in fields:
+        if value is not None and "\x00" in value:
+            _err(errors, index, name, "must not contain the NUL character (\\u0000)")
 
 
 def _bad_text(errors: list, index: int, name: str, value: Any, maxlen: int) -> None:

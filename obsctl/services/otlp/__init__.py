@@ -88,8 +88,10 @@ def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
     own = [explicit_session(r) for r in records]
     named: dict[str, str] = {}  # trace id -> first session named in this request
     for record, session_id in zip(records, own):
-        # An id too long to store is not spread over the trace; its own span is rejected.
-        if session_id is not None and record.trace_id not in named and len(session_id) <= MAX_ID_LEN:
+        # An id that cannot be stored (too long, a NUL) is not spread over the trace; its own
+        # span is rejected.
+        if (session_id is not None and record.trace_id not in named and len(session_id) <= MAX_ID_LEN
+                and "\x00" not in session_id):
             named[record.trace_id] = session_id
     # Mapping, validation and the batch's rows happen before the writer's turn, with each span
     # in the session its request names, or else (for now) the session named after its trace.

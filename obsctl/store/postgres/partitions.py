@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import psycopg
 from psycopg import sql
@@ -92,7 +92,7 @@ class Partitions:
 
 def ensure_ahead(conn: psycopg.Connection, now: datetime | None = None) -> None:
     """Create this week's and next week's partitions (a server, at start)."""
-    today = (now or datetime.now(timezone.utc)).date()
+    today = (now or datetime.now(UTC)).date()
     monday = today - timedelta(days=today.weekday())
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('obsctl-partition:' || current_schema()))")

@@ -21,22 +21,23 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import psycopg
 from psycopg.adapt import Loader
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from obsctl.errors import NotFound, ObsctlError, ServiceUnavailable, StorageError, StorageFull
+from obsctl.config import display_url
+from obsctl.errors import InvalidInput, NotFound, ObsctlError, ServiceUnavailable, StorageError, StorageFull
 from obsctl.store.postgres import partitions, schema
-from obsctl.store.urls import display_url
 
 T = TypeVar("T")
 log = logging.getLogger("obsctl.store.postgres")
 
 REPOSITORIES = ("alerts", "analytics", "ingest", "maintenance", "metrics", "otlp", "scorecards",
-                "sessions", "session_aggregates", "sla", "triage", "webhooks")
+                "sessions", "session_aggregates", "sla", "transfer", "triage", "webhooks")
 CONNECT_TIMEOUT_S = 10
+PING_TIMEOUT_S = 3
 # A write that loses a deadlock, a serialization check or a race on a new key is redone whole.
 RETRIES = 5
 _RETRYABLE = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure,
@@ -64,14 +65,22 @@ def translate_error(exc: psycopg.Error, url: str = "") -> ObsctlError:
     elif isinstance(exc, psycopg.errors.AdminShutdown | psycopg.errors.CannotConnectNow):
         error = ServiceUnavailable(f"PostgreSQL{where} is shutting down or starting; retry shortly")
     elif isinstance(exc, psycopg.OperationalError | PoolTimeout):
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        error = ServiceUnavailable(f"cannot reach PostgreSQL{where}: {first_line}")
+        error = ServiceUnavailable(f"cannot reach PostgreSQL{where}: {_first_line(exc)}")
+    elif isinstance(exc, psycopg.DataError):
+        # A value PostgreSQL cannot hold (a NUL character in text, say) that validation let
+        # through: the caller's data, not a server fault.
+        error = InvalidInput(f"a value cannot be stored: {_first_line(exc)}")
     elif isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.QueryCanceled):
         error = ServiceUnavailable("the database is busy (a lock or statement timeout); retry shortly")
     else:
         error = StorageError(f"database error: {exc}")
     error.database_fault = True
     return error
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class Repository:
@@ -124,7 +133,6 @@ class PgStore:
         self.path = None
         self._pool = pool
         self._local = threading.local()
-        self.partitions = partitions.Partitions()
         for name in REPOSITORIES:
             setattr(self, name, Repository(self, f"obsctl.store.postgres.{name}"))
 
@@ -255,9 +263,13 @@ class PgStore:
         return 0
 
     def ping(self) -> None:
-        """Raise ServiceUnavailable when the database cannot answer (GET /health)."""
-        with self._connection() as conn:
-            conn.execute("SELECT 1").fetchone()
+        """Raise ServiceUnavailable when the database cannot answer within a few seconds
+        (GET /health, which a load balancer polls)."""
+        try:
+            with self._pool.connection(timeout=PING_TIMEOUT_S) as conn:
+                conn.execute("SELECT 1").fetchone()
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise translate_error(exc, self.url) from None
 
 
 def _as_obsctl(exc: BaseException, url: str) -> BaseException:

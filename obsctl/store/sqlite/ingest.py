@@ -7,6 +7,9 @@ from collections.abc import Iterable, Sequence
 import sqlite_utils
 
 from obsctl.models.ingest import EventRow
+from obsctl.store.merge import last_per_session as _last_per_session
+from obsctl.store.merge import merge_end as _merge_end
+from obsctl.store.merge import merge_start as _merge_start
 from obsctl.store.sqlite import bulk, event_stats
 
 # The columns written, in the order of the rows' fields (models/ingest.py EventRow).
@@ -119,27 +122,3 @@ def write_batch(
         conn.executemany(_APPLY_START, starts)
         conn.executemany(_APPLY_END, ends)
     return inserted
-
-
-def _last_per_session(updates: Iterable[tuple], merge) -> list[tuple]:
-    """One update per session (its id last in each tuple) with the effect of applying all of
-    `updates` in order, one after the other: `merge(earlier, later)` combines two."""
-    merged: dict[str, tuple] = {}
-    for update in updates:
-        session_id = update[-1]
-        earlier = merged.get(session_id)
-        merged[session_id] = update if earlier is None else merge(earlier, update)
-    return list(merged.values())
-
-
-def _merge_start(earlier: tuple, later: tuple) -> tuple:
-    # The later agent; the later metadata unless it has none; the earliest start.
-    agent, metadata, ts, session_id = later
-    return (agent, earlier[1] if metadata is None else metadata, min(earlier[2], ts), session_id)
-
-
-def _merge_end(earlier: tuple, later: tuple) -> tuple:
-    # The later end and status; each final token count from the later end unless it has none.
-    ended_at, status, final_in, final_out, session_id = later
-    return (ended_at, status, earlier[2] if final_in is None else final_in,
-            earlier[3] if final_out is None else final_out, session_id)

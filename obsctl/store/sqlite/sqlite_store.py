@@ -39,6 +39,7 @@ REPOSITORIES = {
     "sessions": "sessions",
     "session_aggregates": "session_aggregates",
     "sla": "sla",
+    "transfer": "transfer",
     "triage": "triage",
     "webhooks": "webhooks",
 }

@@ -3,6 +3,8 @@
 import json
 from datetime import UTC, datetime
 
+import pytest
+
 from obsctl.services.analytics import first_day, get_analytics
 from obsctl.services.ingest import ingest_events
 from obsctl.store.sqlite import event_stats
@@ -126,6 +128,13 @@ def test_duplicates_are_not_counted_twice(db):
     assert data["overview"]["total_events"] == 2
 
 
+def _rebuild(db):
+    """The backend's own rebuild of the rollup from the events table."""
+    from obsctl.store.postgres import event_stats as pg_event_stats
+
+    (pg_event_stats if db.backend == "postgresql" else event_stats).rebuild(db.conn)
+
+
 def _stats(db):
     return db.conn.execute("SELECT * FROM event_stats ORDER BY 1, 2, 3").fetchall()
 
@@ -133,26 +142,26 @@ def _stats(db):
 def test_rollup_maintained_by_ingest_equals_a_rebuild(db):
     seed(db)
     maintained = _stats(db)
-    event_stats.rebuild(db.conn)
+    _rebuild(db)
     assert _stats(db) == maintained
     assert sum(row[3] for row in maintained) == 13
 
 
 def test_rollup_is_repaired_when_events_change_behind_ingest(db):
     seed(db)
-    db.conn.execute("DELETE FROM events WHERE model = 'claude'")
-    db.conn.commit()
+    with db.conn:
+        db.conn.execute("DELETE FROM events WHERE model = 'claude'")
     models = [m["model"] for m in get_analytics(db, at=AT)["model_usage"]]
     assert models == ["gpt-4o"]
     maintained = _stats(db)
-    event_stats.rebuild(db.conn)
+    _rebuild(db)
     assert _stats(db) == maintained
 
 
 def test_event_rows_name_columns_of_the_events_table(db):
     # The rollup and the session bookkeeping read rows by field name; the INSERT writes the
     # fields by the same names, so each must be a column.
-    columns = {c.name for c in db["events"].columns}
+    columns = {d[0] for d in db.conn.execute("SELECT * FROM events LIMIT 0").description}
     assert set(EVENT_COLUMNS) <= columns, set(EVENT_COLUMNS) - columns
 
 
@@ -160,6 +169,7 @@ def _plan(db, sql, params=()):
     return " | ".join(row[3] for row in db.conn.execute("EXPLAIN QUERY PLAN " + sql, params))
 
 
+@pytest.mark.sqlite_only
 def test_no_analytics_query_reads_every_session_or_event(db):
     # Flat as data grows: every section reads a rollup or searches an index.
     from obsctl.store.sqlite import analytics as store
@@ -189,6 +199,18 @@ def test_rollup_is_repaired_when_events_are_added_behind_ingest(db):
     assert db.conn.execute("SELECT events FROM event_totals").fetchone()[0] == 14
 
 
+@pytest.mark.postgresql_only
+def test_session_durations_are_read_through_their_index_on_postgresql(db):
+    # The expression of analytics' shortest/longest query must be the indexed one.
+    from obsctl.store.postgres import analytics as pg_analytics
+
+    seed(db)
+    db.conn.execute("SET enable_seqscan = off")
+    plan = "\n".join(r[0] for r in db.conn.execute("EXPLAIN " + pg_analytics._DURATIONS))
+    assert plan.count("idx_sessions_duration") == 2, plan
+
+
+@pytest.mark.sqlite_only
 def test_session_breakdown_searches_by_session_not_scans(db):
     from obsctl.store.sqlite.session_aggregates import _BREAKDOWN
 

@@ -186,3 +186,19 @@ def test_the_demo_events_all_pass_and_encode_as_orjson_does():
         for name in ("input_data", "output_data", "tool_call", "decision_trace", "metadata"):
             value = ev.get(name)
             assert getattr(v.row, name) == (orjson.dumps(value).decode() if value is not None else None)
+
+
+def test_a_nul_character_in_a_name_is_refused_on_every_store(client):
+    r = client.post("/events", json={"events": [
+        {"session_id": "ok", "event_type": "llm_call"},
+        {"session_id": "bad\u0000id", "event_type": "llm_call"},
+        {"session_id": "ok", "event_type": "tool_call", "tool_call": {"name": "se\u0000arch"}},
+    ]})
+    assert r.status_code == 400
+    details = r.get_json()["details"]
+    assert [(d["index"], d["field"]) for d in details] == [(1, "session_id"), (2, "tool_call.name")]
+    assert "NUL" in details[0]["message"]
+    # Inside the objects, NUL is JSON text (\u0000) and is stored as sent.
+    r = client.post("/events", json={"events": [{"session_id": "ok", "input_data": {"p": "a\u0000b"}}]})
+    assert r.status_code == 200
+    assert client.get("/sessions/ok/export").get_json()["events"][0]["input_data"] == {"p": "a\u0000b"}

@@ -41,6 +41,7 @@ def test_prune_dry_run_counts_and_deletes_nothing(db):
 
 
 def test_prune_deletes_inactive_sessions_and_keeps_rollup_exact(db):
+    from obsctl.store.postgres import event_stats as pg_event_stats
     from obsctl.store.sqlite import event_stats
 
     seed_ages(db)
@@ -51,7 +52,7 @@ def test_prune_deletes_inactive_sessions_and_keeps_rollup_exact(db):
     assert db.conn.execute("SELECT COUNT(*) FROM events WHERE session_id = 'old'").fetchone()[0] == 0
     pruned_stats = stats_rows(db)
     with db.conn:
-        event_stats.rebuild(db.conn)
+        (pg_event_stats if db.backend == "postgresql" else event_stats).rebuild(db.conn)
     assert pruned_stats == stats_rows(db)
 
 
@@ -102,6 +103,7 @@ def test_db_info(db, cli, db_path):
     assert info["size_bytes"] > 0
 
 
+@pytest.mark.sqlite_only
 def test_db_backup_is_a_consistent_copy(db, cli, tmp_path):
     seed_ages(db)
     dest = tmp_path / "copy.db"
@@ -112,6 +114,51 @@ def test_db_backup_is_a_consistent_copy(db, cli, tmp_path):
     assert copy.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 5
     again = cli("db", "backup", str(dest))
     assert again.exit_code == 1 and "already exists" in again.stderr
+
+
+@pytest.mark.postgresql_only
+def test_db_backup_on_postgresql_points_to_pg_dump(db, cli, tmp_path):
+    dest = tmp_path / "copy.db"
+    result = cli("db", "backup", str(dest))
+    assert result.exit_code == 1 and "pg_dump -Fc" in result.stderr
+    assert not dest.exists()
+
+
+def test_prune_forgets_the_pruned_event_ids(db):
+    # An event id pruned with its session is stored again when it comes back (on PostgreSQL
+    # the ids live in event_keys too, which prune must empty of them).
+    ingest_events(db, [event("gone", event_id="e-old", timestamp=iso_minus(timedelta(days=90)))])
+    assert prune(db, "30d")["events"] == 1
+    ingest_events(db, [event("gone", event_id="e-old", timestamp=iso_minus(timedelta(days=1)))])
+    assert [e["event_id"] for e in db.sessions.iter_session_events("gone")] == ["e-old"]
+
+
+@pytest.mark.postgresql_only
+def test_prune_drops_the_weeks_of_pruned_sessions_whole_on_postgresql(db):
+    from obsctl.store.postgres import event_stats as pg_event_stats
+    from obsctl.store.postgres import partitions
+
+    gone, shared, kept = (iso_minus(timedelta(days=d)) for d in (120, 60, 2))
+    ingest_events(db, [
+        event("a", event_id="a1", model="m", tokens_in=3, duration_ms=1.5, timestamp=gone),
+        event("a", event_id="a2", timestamp=shared),
+        event("b", event_id="b1", timestamp=shared),  # b survives: its week stays
+        event("b", event_id="b2", timestamp=kept),
+    ])
+    weeks = {ts: partitions.partition_name(partitions.week_of(ts)) for ts in (gone, shared, kept)}
+    assert set(weeks.values()) <= partitions.existing(db.conn)
+    assert prune(db, "30d")["events"] == 2
+    present = partitions.existing(db.conn)
+    assert weeks[gone] not in present and {weeks[shared], weeks[kept]} <= present
+    assert [e["event_id"] for e in db.sessions.iter_session_events("b")] == ["b1", "b2"]
+    assert db.conn.execute("SELECT event_id FROM event_keys ORDER BY 1").fetchall() == [("b1",), ("b2",)]
+    assert db.conn.execute("SELECT events FROM event_totals").fetchone()[0] == 2
+    kept_stats = stats_rows(db)
+    pg_event_stats.rebuild(db.conn)
+    assert stats_rows(db) == kept_stats
+    # The dropped week takes events again.
+    ingest_events(db, [event("a", event_id="a1", timestamp=gone)])
+    assert [e["event_id"] for e in db.sessions.iter_session_events("a")] == ["a1"]
 
 
 def test_backup_while_the_server_writes(live_server, tmp_path, db_path, cli):

@@ -118,10 +118,10 @@ def test_candidates_sql_rank_matches_the_python_rule(db):
             events.append({"session_id": f"s{i}", "event_type": "session_end", "status": status,
                            "timestamp": sc.ts(500), "output_data": {"error": "x"} if i == 1 else None})
         ingest_events(db, events)
-    rows, total = store.postmortem_candidates(db, min_errors=0, limit=100, agent=None, since=None,
-                                              high_rate=round(SEV_HIGH_RATE * 100),
-                                              medium_rate=round(SEV_MEDIUM_RATE * 100),
-                                              medium_count=SEV_MEDIUM_COUNT)
+    rows, total = db.triage.postmortem_candidates(min_errors=0, limit=100, agent=None, since=None,
+                                                  high_rate=round(SEV_HIGH_RATE * 100),
+                                                  medium_rate=round(SEV_MEDIUM_RATE * 100),
+                                                  medium_count=SEV_MEDIUM_COUNT)
     assert total == len(cases)
     for row in rows:
         counts = analyse_session(db, row["session_id"], Pricer()).counts
@@ -135,6 +135,7 @@ def test_candidates_sql_rank_matches_the_python_rule(db):
     assert (s1["error_count"], s1["error_events"], s1["body_events"]) == (5, 4, 13)
 
 
+@pytest.mark.sqlite_only  # SQLite's EXPLAIN QUERY PLAN of the SQLite module's queries
 def test_baseline_queries_use_the_indexes(db):
     """The baseline starts from the agent's sessions in the window and reaches their events
     through an index on events(session_id, ...); nothing scans a table."""

@@ -16,8 +16,6 @@ from obsctl.services.alerts import rules as alert_rules
 from obsctl.services.ingest import ingest_events
 from obsctl.services.webhooks.delivery import deliver_due, request_headers, sign
 from obsctl.services.webhooks.url_safety import UnsafeDestination, address_problem, check_destination
-from obsctl.store.sqlite import webhooks as webhook_store
-from obsctl.store.sqlite.db import write_transaction
 from tests.conftest import event
 from tests.webhook_receiver import Receiver
 
@@ -27,8 +25,8 @@ SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 
 @pytest.fixture
-def private_ok(db_path) -> Settings:
-    return Settings.from_env({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}, db_path=db_path)
+def private_ok(db_url) -> Settings:
+    return Settings.from_env({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}, db_path=db_url)
 
 
 @pytest.fixture
@@ -163,8 +161,8 @@ def test_a_private_destination_without_a_decision_stays_pending(db, private_ok, 
     # Stored before the decision was recorded (or DNS now answers a private address): the
     # sender's own setting decides, and without it the delivery waits, saying why.
     hook = webhooks.create_webhook(db, private_ok, {"url": receiver.url})
-    with write_transaction(db):
-        webhook_store.update_webhook(db, hook["webhook_id"], {"allow_private": 0})
+    with db.transaction():
+        db.webhooks.update_webhook(hook["webhook_id"], {"allow_private": 0})
     fire_one(db, settings)
     report = deliver_due(db, settings, at=AT)
     assert (report.attempted, report.retrying, report.failed) == (1, 1, 0)
@@ -405,28 +403,12 @@ def test_listings_mask_url_secrets_and_a_masked_url_sent_back_changes_nothing(ma
     sent_back = {k: listed[k] for k in ("url", "format", "rule_ids", "enabled")}
     updated = client.put(f"/webhooks/{hook_id}", json=sent_back)
     assert updated.status_code == 200 and updated.get_json()["url"] == masked
-    with write_transaction_for(client) as db:
-        assert webhook_store.get_webhook(db, hook_id)["url"] == url
+    stored = client.application.extensions["obsctl"].store.webhooks.get_webhook(hook_id)
+    assert stored["url"] == url
 
     new_url = "http://127.0.0.1:9/services/T1/B1/another-secret-token-1234"
     assert client.put(f"/webhooks/{hook_id}", json={"url": new_url}).get_json()["url"] == new_url
     assert client.get(f"/webhooks/{hook_id}").get_json()["url"] == "http://127.0.0.1:9/services/***"
-
-
-class write_transaction_for:
-    """The app's database, for checking what is stored."""
-
-    def __init__(self, client):
-        self.app = client.application
-
-    def __enter__(self):
-        from tests.store_support import open_db
-
-        self.db = open_db(self.app.extensions["obsctl"].settings.db_path)
-        return self.db
-
-    def __exit__(self, *exc):
-        self.db.close()
 
 
 def test_cli_list_masks_url_secrets(cli):

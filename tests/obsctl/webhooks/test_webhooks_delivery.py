@@ -25,8 +25,8 @@ AT = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def settings(db_path) -> Settings:
-    return Settings.from_env({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}, db_path=db_path)
+def settings(db_url) -> Settings:
+    return Settings.from_env({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}, db_path=db_url)
 
 
 @pytest.fixture
@@ -57,6 +57,13 @@ def fire(db, settings, count: int = 1, at: datetime = AT) -> list[str]:
 
 def deliveries(db) -> list[dict]:
     return webhooks.list_deliveries(db, limit=500)["deliveries"]
+
+
+def open_store(db_url, backend):
+    """A store of its own over the test's database (a second server, a cron run)."""
+    from tests.store_support import open_db, open_pg
+
+    return open_db(db_url) if backend == "sqlite" else open_pg(db_url)
 
 
 def delivered_alert_ids(receiver: Receiver) -> list[str]:
@@ -174,16 +181,15 @@ def test_a_disabled_webhook_keeps_its_deliveries_pending(db, settings, receivers
     assert receiver.wait_for(1)
 
 
-def test_concurrent_passes_never_send_a_delivery_twice(db_path, settings, receivers):
-    from tests.store_support import open_db
+def test_concurrent_passes_never_send_a_delivery_twice(db_url, backend, settings, receivers):
 
     receiver = receivers(mode="slow", delay=0.05)
-    db = open_db(db_path)
+    db = open_store(db_url, backend)
     webhooks.create_webhook(db, settings, {"url": receiver.url})
     alert_ids = fire(db, settings, count=8)
 
     def run_pass():
-        own = open_db(db_path)
+        own = open_store(db_url, backend)
         try:
             deliver_due(own, settings, at=AT)
         finally:
@@ -289,17 +295,16 @@ def test_the_claim_outlasts_any_attempt(db, settings, receivers):
         assert lease_for(timeout).total_seconds() > timeout + 60
 
 
-def test_two_senders_and_a_slow_receiver_deliver_once(db_path, settings, receivers):
-    from tests.store_support import open_db
+def test_two_senders_and_a_slow_receiver_deliver_once(db_url, backend, settings, receivers):
 
     drip = receivers(mode="drip", delay=0.25)
-    db = open_db(db_path)
+    db = open_store(db_url, backend)
     webhooks.create_webhook(db, settings, {"url": drip.url})
     fire(db, settings, at=datetime.now(UTC))
     results = {}
 
     def sender(name: str, at_offset: timedelta) -> None:
-        own = open_db(db_path)
+        own = open_store(db_url, backend)
         try:
             results[name] = deliver_due(own, settings, at=datetime.now(UTC) + at_offset, timeout=3)
         finally:
@@ -358,17 +363,16 @@ def test_removing_a_rule_cancels_its_pending_deliveries(db, settings, receivers)
     assert len(receiver.requests) == 1
 
 
-def test_removing_a_rule_or_webhook_during_an_attempt_is_not_undone(db_path, settings, receivers):
-    from tests.store_support import open_db
+def test_removing_a_rule_or_webhook_during_an_attempt_is_not_undone(db_url, backend, settings, receivers):
 
     drip = receivers(mode="drip", delay=0.05)
-    db = open_db(db_path)
+    db = open_store(db_url, backend)
     hook = webhooks.create_webhook(db, settings, {"url": drip.url})
     fire(db, settings, count=2)
     reports = []
 
     def run_pass(at: datetime) -> None:
-        own = open_db(db_path)
+        own = open_store(db_url, backend)
         try:
             reports.append(deliver_due(own, settings, at=at, timeout=10))
         finally:

@@ -22,8 +22,6 @@ from obsctl.services.webhooks.url_safety import (
     check_destination,
     parse_webhook_url,
 )
-from obsctl.store.sqlite import webhooks as store
-from obsctl.store.sqlite.db import write_transaction
 from tests.obsctl.webhooks.test_webhooks import fire_one
 from tests.webhook_receiver import Receiver
 
@@ -32,8 +30,8 @@ BODY = b'{"type": "webhook.test"}'
 
 
 @pytest.fixture
-def private_ok(db_path) -> Settings:
-    return Settings.from_env({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}, db_path=db_path)
+def private_ok(db_url) -> Settings:
+    return Settings.from_env({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}, db_path=db_url)
 
 
 @pytest.fixture
@@ -48,8 +46,8 @@ def insert_legacy_webhook(db, url: str, allow_private: int = 0) -> str:
     row = {"webhook_id": "wh_legacy", "url": url, "format": "generic", "secret": None,
            "routing_key": None, "rule_ids": "[]", "enabled": 1, "allow_private": allow_private,
            "created_at": "2026-01-01T00:00:00.000Z", "updated_at": "2026-01-01T00:00:00.000Z"}
-    with write_transaction(db):
-        store.insert_webhook(db, row)
+    with db.transaction():
+        db.webhooks.insert_webhook(row)
     return row["webhook_id"]
 
 

@@ -1,0 +1,131 @@
+"""SQL aggregates behind `GET /analytics` on PostgreSQL: the same reads as
+obsctl/store/sqlite/analytics.py (the session_stats and event_stats rollups and two index
+lookups), answering the same values and types.
+
+SUM over BIGINT is NUMERIC on PostgreSQL; the store's NUMERIC loader reads whole sums as int,
+as SQLite answers them. event_stats.duration_sum is REAL on SQLite, so its sums are floats.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from obsctl.store.postgres import event_stats
+from obsctl.store.postgres.schema import SESSION_DURATION_MS
+
+_OVERVIEW = """
+SELECT COALESCE(SUM(sessions), 0),
+       COALESCE(SUM(CASE WHEN status = 'active' THEN sessions END), 0),
+       COALESCE(SUM(CASE WHEN status = 'completed' THEN sessions END), 0),
+       COALESCE(SUM(CASE WHEN status = 'error' THEN sessions END), 0),
+       COALESCE(SUM(events), 0),
+       COALESCE(SUM(tokens_in), 0),
+       COALESCE(SUM(tokens_out), 0),
+       SUM(duration_sum), SUM(ended)
+FROM session_stats
+"""
+_STARTS = ("SELECT (SELECT MIN(started_at) FROM sessions), "
+           "(SELECT MAX(started_at) FROM sessions)")
+# The same expression text as idx_sessions_duration (schema.py m009), so the index serves it.
+_DURATIONS = (f"SELECT (SELECT MIN({SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL), "
+              f"(SELECT MAX({SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL)")
+OVERVIEW_COLUMNS = ("total_sessions", "active_sessions", "completed_sessions", "error_sessions",
+                    "total_events", "total_tokens_in", "total_tokens_out", "earliest_session",
+                    "latest_session", "duration_avg", "duration_min", "duration_max")
+
+_TOP_AGENTS = """
+SELECT agent_name, SUM(sessions), SUM(tokens_in + tokens_out) AS tokens
+FROM session_stats
+GROUP BY agent_name
+HAVING SUM(sessions) > 0
+ORDER BY tokens DESC, agent_name
+LIMIT %s
+"""
+
+# `since` is the start of a day (services/analytics.first_day), so comparing days is exact.
+_SESSIONS_BY_DAY = """
+SELECT day, SUM(sessions), SUM(tokens_in + tokens_out)
+FROM session_stats
+WHERE day >= substr(%s, 1, 10)
+GROUP BY day
+HAVING SUM(sessions) > 0
+ORDER BY day
+"""
+
+_MODEL_USAGE = """
+SELECT model, SUM(event_count) AS calls, SUM(tokens_in), SUM(tokens_out),
+       SUM(duration_sum)::float8, SUM(duration_count)
+FROM event_stats
+WHERE model <> ''
+GROUP BY model
+ORDER BY calls DESC, model
+"""
+
+_EVENT_TYPES = """
+SELECT event_type, SUM(event_count) AS n
+FROM event_stats
+WHERE event_type NOT IN ('session_start', 'session_end')
+GROUP BY event_type
+ORDER BY n DESC, event_type
+"""
+
+_HOURLY = "SELECT hour, SUM(event_count) FROM event_stats GROUP BY hour ORDER BY hour"
+
+# A rebuild that loses a deadlock to an ingest transaction is redone.
+_REPAIR_ATTEMPTS = 3
+
+
+def rollup_is_current(conn: psycopg.Connection) -> bool:
+    """True when the rollup counts exactly the stored events (call inside a snapshot)."""
+    return event_stats.is_current(conn)
+
+
+def repair_rollup(conn: psycopg.Connection) -> None:
+    """Rebuild the rollup when events were written or deleted behind the ingest path.
+
+    The rollup is locked against other writers of it (ingest, prune, another repair) for the
+    rebuild, as SQLite's write transaction does, so no batch is counted twice or missed."""
+    for attempt in range(_REPAIR_ATTEMPTS):
+        try:
+            with conn.transaction():
+                conn.execute("LOCK TABLE event_stats IN SHARE ROW EXCLUSIVE MODE")
+                if not event_stats.is_current(conn):
+                    event_stats.rebuild(conn)
+                    event_stats.recount(conn)
+            return
+        except psycopg.errors.DeadlockDetected:
+            if attempt == _REPAIR_ATTEMPTS - 1 or not conn.autocommit or conn.info.transaction_status:
+                raise
+
+
+def overview(conn: psycopg.Connection) -> dict:
+    *totals, duration_sum, ended = conn.execute(_OVERVIEW).fetchone()
+    earliest, latest = conn.execute(_STARTS).fetchone()
+    shortest, longest = conn.execute(_DURATIONS).fetchone()
+    average = duration_sum / ended if ended else None
+    return dict(zip(OVERVIEW_COLUMNS, (*totals, earliest, latest, average, shortest, longest)))
+
+
+def top_agents(conn: psycopg.Connection, limit: int) -> list[tuple]:
+    """(agent_name, session_count, total_tokens), most tokens first."""
+    return conn.execute(_TOP_AGENTS, [limit]).fetchall()
+
+
+def sessions_by_day(conn: psycopg.Connection, since: str) -> list[tuple]:
+    """(day, session_count, total_tokens) for sessions started at or after `since`."""
+    return conn.execute(_SESSIONS_BY_DAY, [since]).fetchall()
+
+
+def model_usage(conn: psycopg.Connection) -> list[tuple]:
+    """(model, calls, tokens_in, tokens_out, duration_sum, duration_count), most calls first."""
+    return conn.execute(_MODEL_USAGE).fetchall()
+
+
+def event_type_counts(conn: psycopg.Connection) -> list[tuple]:
+    """(event_type, count) without lifecycle events, most frequent first."""
+    return conn.execute(_EVENT_TYPES).fetchall()
+
+
+def hourly_counts(conn: psycopg.Connection) -> list[tuple]:
+    """(hour 0-23 UTC, event count) for the hours that have events."""
+    return conn.execute(_HOURLY).fetchall()

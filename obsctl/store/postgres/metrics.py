@@ -1,0 +1,100 @@
+"""Aggregates over the events of a time window on PostgreSQL (the SQL behind
+services/metrics.py): the same answers as obsctl/store/sqlite/metrics.py.
+
+A window is `since <= timestamp < until` (until None = open ended), optionally restricted to
+the sessions of one agent. Lifecycle events (session_start/session_end) never count. With an
+agent, the last_event_at/started_at bounds implied by the window let the planner skip that
+agent's sessions that cannot have events in it (idx_sessions_agent_last_event); the timestamp
+bounds prune `events` to the partitions of the window's weeks.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+_NOT_LIFECYCLE = "e.event_type NOT IN ('session_start', 'session_end')"
+_IS_TOOL = "(e.tool_call IS NOT NULL OR e.event_type IN ('tool_call', 'tool_error'))"
+
+
+def _window(since: str, until: str | None, agent: str | None) -> tuple[str, list]:
+    """FROM ... WHERE ... for the non-lifecycle events of a window, and its parameters."""
+    params: list = []
+    if agent is None:
+        sql = "FROM events e WHERE e.timestamp >= %s"
+        params.append(since)
+    else:
+        sql = ("FROM sessions s JOIN events e ON e.session_id = s.session_id "
+               "WHERE s.agent_name = %s AND s.last_event_at >= %s AND e.timestamp >= %s")
+        params += [agent, since, since]
+        if until is not None:
+            sql += " AND s.started_at < %s"
+            params.append(until)
+    if until is not None:
+        sql += " AND e.timestamp < %s"
+        params.append(until)
+    return f"{sql} AND {_NOT_LIFECYCLE}", params
+
+
+def event_aggregates(conn: psycopg.Connection, since: str, until: str | None,
+                     agent: str | None) -> dict:
+    """One scan of the window: counts and sums behind the event metrics."""
+    where, params = _window(since, until, agent)
+    # Booleans counted as SQLite counts them (1 per true row); SUM over BIGINT/NUMERIC comes
+    # back as NUMERIC, read as an int when whole (the store's loader), as on SQLite.
+    row = conn.execute(
+        f"""SELECT COUNT(*),
+                   COALESCE(SUM(e.is_error), 0),
+                   COUNT(e.duration_ms),
+                   SUM(e.duration_ms),
+                   COUNT(*) FILTER (WHERE {_IS_TOOL}),
+                   COUNT(*) FILTER (WHERE {_IS_TOOL} AND e.is_error <> 0),
+                   COALESCE(SUM(COALESCE(e.tokens_in, 0) + COALESCE(e.tokens_out, 0)), 0),
+                   COUNT(DISTINCT e.session_id),
+                   COALESCE(bool_or(e.duration_ms <> trunc(e.duration_ms)), false)
+            {where}""",
+        params,
+    ).fetchone()
+    keys = ("events", "errors", "durations", "duration_sum", "tool_events", "tool_errors",
+            "tokens", "sessions")
+    *row, fractional = row
+    result = dict(zip(keys, row))
+    if fractional:  # SQLite sums as a float once one duration is fractional (a REAL)
+        result["duration_sum"] = float(result["duration_sum"])
+    return result
+
+
+def duration_at_rank(conn: psycopg.Connection, since: str, until: str | None,
+                     agent: str | None, rank: int) -> float | None:
+    """The `rank`-th smallest duration_ms (1-based) among the window's events that have one."""
+    where, params = _window(since, until, agent)
+    row = conn.execute(
+        f"SELECT e.duration_ms {where} AND e.duration_ms IS NOT NULL "
+        f"ORDER BY e.duration_ms LIMIT 1 OFFSET %s",
+        [*params, rank - 1],
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def tokens_by_model(conn: psycopg.Connection, since: str, until: str | None,
+                    agent: str | None) -> list[tuple[str, int, int]]:
+    """(model, tokens_in, tokens_out) summed per model over the window's events with a model
+    (in model order, as SQLite's GROUP BY returns them, so summed costs round the same)."""
+    where, params = _window(since, until, agent)
+    return conn.execute(
+        f"SELECT e.model, COALESCE(SUM(e.tokens_in), 0), COALESCE(SUM(e.tokens_out), 0) "
+        f"{where} AND e.model IS NOT NULL GROUP BY e.model ORDER BY e.model",
+        params,
+    ).fetchall()
+
+
+def sessions_started(conn: psycopg.Connection, since: str, until: str | None,
+                     agent: str | None) -> int:
+    """Sessions whose started_at is in the window (idx_sessions_started / agent_started)."""
+    sql, params = "SELECT COUNT(*) FROM sessions WHERE started_at >= %s", [since]
+    if until is not None:
+        sql += " AND started_at < %s"
+        params.append(until)
+    if agent is not None:
+        sql += " AND agent_name = %s"
+        params.append(agent)
+    return conn.execute(sql, params).fetchone()[0]

@@ -1,0 +1,139 @@
+"""OTLP trace ingest storage on PostgreSQL: the trace-to-session links, moving a trace's
+early spans into the session found later, and filling session fields from resource
+attributes; the same rules as obsctl/store/sqlite/otlp.py.
+
+Every function here runs inside the ingest service's write transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import psycopg
+
+# The answers' keys in SQLite's order: it looks ids up in chunks of _CHUNK, each in index order.
+_CHUNK = 900
+_SQLITE_ORDER = f"ORDER BY (w.n - 1) / {_CHUNK}, {{key}}"
+
+
+def trace_sessions(conn: psycopg.Connection, trace_ids: Sequence[str]) -> dict[str, str]:
+    """The remembered session of each of `trace_ids` that has one."""
+    if not trace_ids:
+        return {}
+    return dict(conn.execute(
+        f"""SELECT t.trace_id, t.session_id FROM otlp_trace_sessions t
+            JOIN (SELECT id, MIN(n) AS n FROM unnest(%s::text[]) WITH ORDINALITY AS w(id, n)
+                  GROUP BY id) w ON t.trace_id = w.id
+            {_SQLITE_ORDER.format(key="t.trace_id")}""",
+        [list(trace_ids)]).fetchall())
+
+
+def link_traces(conn: psycopg.Connection, links: Iterable[tuple[str, str]]) -> None:
+    """Remember (trace_id, session_id) pairs; the first session linked to a trace stays."""
+    links = list(links)
+    if links:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO otlp_trace_sessions (trace_id, session_id) VALUES (%s, %s) "
+                "ON CONFLICT (trace_id) DO NOTHING",
+                links,
+            )
+
+
+# A trace's events have ids "<trace id>:<span id>", so a range on idx_events_event_id (text
+# in byte order, COLLATE "C") finds them; ';' is the character after ':'.
+# The durations' sum is SQLite's: exact (an integer) when every duration is whole, else the
+# sum of the durations as doubles, added in the order SQLite reads them (its plan goes through
+# idx_events_session_stats), so that the float comes out bit for bit the same.
+_TRACE_TOTALS = """
+SELECT COUNT(*), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0),
+       COALESCE(SUM(is_error), 0), COALESCE(SUM(duration_ms), 0),
+       COALESCE(bool_and(duration_ms = trunc(duration_ms)), true), SUM(duration_ms::float8 ORDER BY event_type, is_error, duration_ms NULLS FIRST,
+                                      tokens_in NULLS FIRST, tokens_out NULLS FIRST,
+                                      model NULLS FIRST, id),
+       MIN(timestamp), MAX(timestamp),
+       COALESCE(SUM(CASE WHEN event_type NOT IN ('session_start', 'session_end') THEN 1 ELSE 0 END), 0),
+       COALESCE(SUM(CASE WHEN is_error <> 0 AND event_type NOT IN ('session_start', 'session_end')
+                         THEN 1 ELSE 0 END), 0)
+FROM events WHERE event_id >= %s AND event_id < %s AND session_id = %s
+"""
+
+_SUBTRACT = """
+UPDATE sessions SET
+    event_count = event_count - %(count)s, total_tokens_in = total_tokens_in - %(tokens_in)s,
+    total_tokens_out = total_tokens_out - %(tokens_out)s, error_count = error_count - %(errors)s,
+    body_events = body_events - %(body)s, error_events = error_events - %(body_errors)s,
+    total_duration_ms = total_duration_ms - %(duration)s,
+    started_at = COALESCE((SELECT MIN(timestamp) FROM events WHERE session_id = %(sid)s), started_at),
+    last_event_at = (SELECT MAX(timestamp) FROM events WHERE session_id = %(sid)s)
+WHERE session_id = %(sid)s
+"""
+
+
+def move_trace_events(conn: psycopg.Connection, trace_id: str, from_session: str,
+                      to_session: str) -> int:
+    """Move the events of `trace_id` stored in `from_session` to `to_session`.
+
+    Spans exported before the trace's session id was known were stored in a session named
+    after the trace; once the session is known they join it. Totals move with them, and
+    the source session is deleted when nothing is left in it. Returns the events moved.
+
+    Changing session_id leaves each event in its partition (they are partitioned by
+    timestamp), so the move is one UPDATE, as on SQLite.
+    """
+    from obsctl.store.postgres import ingest as event_store  # (imported when first needed)
+
+    low, high = f"{trace_id}:", f"{trace_id};"
+    (count, tokens_in, tokens_out, errors, exact_duration, whole, float_duration, first, last,
+     body, body_errors) = conn.execute(_TRACE_TOTALS, [low, high, from_session]).fetchone()
+    if not count:
+        return 0
+    duration = exact_duration if whole else float_duration
+    source = conn.execute("SELECT agent_name, metadata FROM sessions WHERE session_id = %s",
+                          [from_session]).fetchone()
+    agent, metadata = source if source else ("unknown", None)
+    # The target session is created or credited first: events may only point at a session.
+    event_store.write_batch(conn, [], [(to_session, agent, first, tokens_in, tokens_out, count,
+                                        errors, duration, last, body, body_errors)], [], [], {})
+    conn.execute("UPDATE sessions SET metadata = %s WHERE session_id = %s AND metadata IS NULL",
+                 [metadata, to_session])
+    conn.execute("UPDATE events SET session_id = %s WHERE event_id >= %s AND event_id < %s "
+                 "AND session_id = %s", [to_session, low, high, from_session])
+    remaining = conn.execute("SELECT EXISTS(SELECT 1 FROM events WHERE session_id = %s)",
+                             [from_session]).fetchone()[0]
+    if remaining:
+        conn.execute(_SUBTRACT, {"count": count, "tokens_in": tokens_in, "tokens_out": tokens_out,
+                                 "errors": errors, "duration": duration, "body": body,
+                                 "body_errors": body_errors, "sid": from_session})
+    else:
+        conn.execute("DELETE FROM sessions WHERE session_id = %s", [from_session])
+    return count
+
+
+def fill_session_metadata(conn: psycopg.Connection, pairs: Iterable[tuple[str, str]]) -> None:
+    """Set (metadata_json, session_id) on sessions that have no metadata yet."""
+    pairs = list(pairs)
+    if pairs:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE sessions SET metadata = %s WHERE session_id = %s AND metadata IS NULL", pairs)
+
+
+def session_agents(conn: psycopg.Connection, session_ids: Sequence[str]) -> dict[str, str]:
+    """The agent name of each of `session_ids` that is stored."""
+    if not session_ids:
+        return {}
+    return dict(conn.execute(
+        f"""SELECT s.session_id, s.agent_name FROM sessions s
+            JOIN (SELECT id, MIN(n) AS n FROM unnest(%s::text[]) WITH ORDINALITY AS w(id, n)
+                  GROUP BY id) w ON s.session_id = w.id
+            {_SQLITE_ORDER.format(key="s.session_id")}""",
+        [list(session_ids)]).fetchall())
+
+
+def set_session_agents(conn: psycopg.Connection, pairs: Iterable[tuple[str, str]]) -> None:
+    """Set (agent_name, session_id)."""
+    pairs = list(pairs)
+    if pairs:
+        with conn.cursor() as cur:
+            cur.executemany("UPDATE sessions SET agent_name = %s WHERE session_id = %s", pairs)

@@ -1,0 +1,69 @@
+"""Reading sessions and their events (PostgreSQL; the same answers as
+obsctl/store/sqlite/sessions.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+
+SESSION_COLUMNS = (
+    "session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
+    "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
+    "last_event_at",
+)
+EVENT_READ_COLUMNS = (
+    "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
+    "duration_ms", "input_data", "output_data", "tool_call", "decision_trace", "metadata",
+    "agent_name", "tool_name", "is_error", "parent_id",
+)
+_SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
+_EVENT_SELECT = f"SELECT {', '.join(EVENT_READ_COLUMNS)} FROM events"
+
+
+def _rows(cursor, columns) -> list[dict]:
+    return [dict(zip(columns, row)) for row in cursor]
+
+
+def list_sessions(
+    conn: psycopg.Connection, *, status: str | None, limit: int, offset: int
+) -> tuple[list[dict], int]:
+    """Sessions newest first, with the total count for the same filter (from the session_stats
+    rollup, whatever the number of sessions)."""
+    where, params = ("WHERE status = %s", [status]) if status else ("", [])
+    # SUM over BIGINT is NUMERIC on PostgreSQL: cast back so the count is an int.
+    total = conn.execute(f"SELECT COALESCE(SUM(sessions), 0)::bigint FROM session_stats {where}",
+                         params).fetchone()[0]
+    cursor = conn.execute(
+        f"{_SESSION_SELECT} {where} ORDER BY started_at DESC, session_id LIMIT %s OFFSET %s",
+        [*params, limit, offset],
+    )
+    return _rows(cursor, SESSION_COLUMNS), total
+
+
+def get_session(conn: psycopg.Connection, session_id: str) -> dict | None:
+    row = conn.execute(f"{_SESSION_SELECT} WHERE session_id = %s", [session_id]).fetchone()
+    return dict(zip(SESSION_COLUMNS, row)) if row else None
+
+
+# What the explain timeline shows of each event, in this order.
+TIMELINE_COLUMNS = (
+    "timestamp", "event_type", "model", "tokens_in", "tokens_out", "duration_ms", "input_data",
+    "output_data", "tool_call", "decision_trace", "is_error",
+)
+_TIMELINE_SELECT = (f"SELECT {', '.join(TIMELINE_COLUMNS)} FROM events WHERE session_id = %s "
+                    f"ORDER BY timestamp, id")
+
+
+def session_timeline_rows(conn: psycopg.Connection, session_id: str) -> list[tuple]:
+    """A session's events in the order of iter_session_events, as TIMELINE_COLUMNS tuples."""
+    return conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
+
+
+def iter_session_events(conn: psycopg.Connection, session_id: str) -> Iterator[dict]:
+    """A session's events in time order (ties in arrival order), streamed from the cursor."""
+    cursor = conn.execute(
+        f"{_EVENT_SELECT} WHERE session_id = %s ORDER BY timestamp, id", [session_id]
+    )
+    for row in cursor:
+        yield dict(zip(EVENT_READ_COLUMNS, row))

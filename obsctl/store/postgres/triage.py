@@ -1,0 +1,148 @@
+"""The SQL behind triage and postmortems on PostgreSQL: the same reads, answers and Python
+types as obsctl/store/sqlite/triage.py (see its docstring for the plans).
+
+Per-session reads go through idx_events_session_ts; baselines are the agent's sessions in a
+window (idx_sessions_agent_started) and their events, aggregated in SQL.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+STEP_COLUMNS = (
+    "id", "event_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
+    "duration_ms", "output_data", "tool_call", "decision_trace", "tool_name", "is_error",
+    "parent_id",
+)
+
+BASELINE_COLUMNS = (
+    "session_id", "started_at", "ended_at", "last_event_at", "total_tokens_in",
+    "total_tokens_out", "event_count", "error_count", "total_duration_ms",
+)
+
+_LIFECYCLE = "('session_start', 'session_end')"
+
+# The baseline sessions: the agent's most recent sessions that started in [since, until),
+# newest first, at most `cap` of them; `exclude` keeps the triaged session out.
+_BASELINE_IDS = """
+SELECT session_id FROM sessions
+WHERE agent_name = %s AND started_at >= %s AND started_at < %s AND session_id <> %s
+ORDER BY started_at DESC LIMIT %s
+"""
+
+_BASELINE_SESSIONS = f"""
+SELECT {', '.join(BASELINE_COLUMNS)} FROM sessions
+WHERE agent_name = %s AND started_at >= %s AND started_at < %s AND session_id <> %s
+ORDER BY started_at DESC LIMIT %s
+"""
+
+# Grouped rows come in the order SQLite's GROUP BY gives them (sorted, NULL first).
+# SUM over BIGINT is NUMERIC on PostgreSQL: the store's loader reads a whole one as an int.
+_BASELINE_MODEL_TOKENS = f"""
+SELECT e.session_id, e.model, COALESCE(SUM(e.tokens_in), 0), COALESCE(SUM(e.tokens_out), 0)
+FROM events e
+WHERE e.session_id IN ({_BASELINE_IDS})
+  AND (e.tokens_in > 0 OR e.tokens_out > 0)
+GROUP BY e.session_id, e.model
+ORDER BY e.session_id, e.model NULLS FIRST
+"""
+
+# One array of durations per (event_type, tool_name); its NUMERIC elements load as ints when
+# whole, else floats, as SQLite's json_group_array of the NUMERIC column reads back.
+_BASELINE_DURATIONS = f"""
+SELECT e.event_type, e.tool_name, array_agg(e.duration_ms)
+FROM events e
+WHERE e.session_id IN ({_BASELINE_IDS})
+  AND e.duration_ms IS NOT NULL AND e.is_error = 0
+  AND e.event_type NOT IN {_LIFECYCLE}
+GROUP BY e.event_type, e.tool_name
+ORDER BY e.event_type, e.tool_name NULLS FIRST
+"""
+
+
+def session_steps(conn: psycopg.Connection, session_id: str) -> list[tuple]:
+    """The session's events in time order (ties in arrival order), columns STEP_COLUMNS.
+
+    input_data and metadata are left out: triage never needs them and prompts are large.
+    """
+    return conn.execute(
+        f"SELECT {', '.join(STEP_COLUMNS)} FROM events WHERE session_id = %s ORDER BY timestamp, id",
+        [session_id],
+    ).fetchall()
+
+
+def baseline_sessions(conn: psycopg.Connection, agent: str, since: str, until: str,
+                      exclude: str, cap: int) -> list[dict]:
+    """Totals of the baseline sessions (columns BASELINE_COLUMNS), newest first."""
+    cursor = conn.execute(_BASELINE_SESSIONS, [agent, since, until, exclude, cap])
+    return [dict(zip(BASELINE_COLUMNS, row)) for row in cursor]
+
+
+def baseline_model_tokens(conn: psycopg.Connection, agent: str, since: str, until: str,
+                          exclude: str, cap: int) -> list[tuple[str, str | None, int, int]]:
+    """(session_id, model, tokens_in, tokens_out) per baseline session and model, for events
+    that carry tokens."""
+    return conn.execute(_BASELINE_MODEL_TOKENS, [agent, since, until, exclude, cap]).fetchall()
+
+
+def baseline_durations(conn: psycopg.Connection, agent: str, since: str, until: str,
+                       exclude: str, cap: int) -> dict[tuple[str, str | None], list[float]]:
+    """{(event_type, tool_name): sorted durations} of the successful events of the `cap` most
+    recent baseline sessions."""
+    rows = conn.execute(_BASELINE_DURATIONS, [agent, since, until, exclude, cap]).fetchall()
+    return {(etype, tool): sorted(values) for etype, tool, values in rows}
+
+
+def recent_session_ids(conn: psycopg.Connection, *, limit: int, min_events: int,
+                       agent: str | None) -> tuple[list[str], int]:
+    """The `limit` most recently started sessions with at least `min_events` events (newest
+    first) and how many sessions match in all."""
+    where, params = "WHERE event_count >= %s", [min_events]
+    if agent is not None:
+        where += " AND agent_name = %s"
+        params.append(agent)
+    total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
+    ids = [row[0] for row in conn.execute(
+        f"SELECT session_id FROM sessions {where} ORDER BY started_at DESC, session_id LIMIT %s",
+        [*params, limit],
+    )]
+    return ids, total
+
+
+CANDIDATE_COLUMNS = ("session_id", "agent_name", "started_at", "status", "event_count",
+                     "error_count", "body_events", "error_events", "severity_rank")
+
+# The error event rate as reported, in hundredths of a percent rounded half up: the integer
+# arithmetic of services/rates.hundredths (BIGINT / BIGINT divides in integers, as SQLite's
+# int / int; both are non-negative, so truncation is the floor). body_events is NOT NULL, so
+# GREATEST gives SQLite's MAX(body_events, 1).
+_RATE = "((20000 * error_events + body_events) / (2 * GREATEST(body_events, 1)))"
+
+
+def postmortem_candidates(conn: psycopg.Connection, *, min_errors: int, limit: int,
+                          agent: str | None, since: str | None,
+                          high_rate: float, medium_rate: float, medium_count: int
+                          ) -> tuple[list[dict], int]:
+    """Sessions with at least `min_errors` error events, most severe first, and their total
+    count. Each row has the columns CANDIDATE_COLUMNS (see the SQLite module for the rule).
+    """
+    where, params = "WHERE error_events >= %s", [min_errors]
+    if agent is not None:
+        where += " AND agent_name = %s"
+        params.append(agent)
+    if since is not None:
+        where += " AND started_at >= %s"
+        params.append(since)
+    rank = (
+        f"CASE WHEN error_events = 0 THEN 5"
+        f" WHEN status = 'error' AND {_RATE} >= %s THEN 1"
+        f" WHEN status = 'error' OR {_RATE} >= %s THEN 2"
+        f" WHEN {_RATE} >= %s OR error_events >= %s THEN 3 ELSE 4 END"
+    )
+    total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
+    cursor = conn.execute(
+        f"SELECT {', '.join(CANDIDATE_COLUMNS[:-1])}, {rank} AS r FROM sessions {where} "
+        f"ORDER BY r, error_events DESC, started_at DESC, session_id LIMIT %s",
+        [high_rate, high_rate, medium_rate, medium_count, *params, limit],
+    )
+    return [dict(zip(CANDIDATE_COLUMNS, row)) for row in cursor], total

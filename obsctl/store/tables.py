@@ -1,0 +1,36 @@
+"""The tables a whole store consists of, with their columns in one order for both backends:
+what `obsctl db copy` moves (obsctl/services/transfer.py). Rollups (event_stats, event_totals,
+session_stats) are not copied: the target recomputes them from what was copied.
+
+Each entry: (table, columns, order): rows are read in `order`, the order they were written
+in (SQLite's rowid, PostgreSQL's serial columns), and written to the target in that order,
+so what a listing orders by arrival stays in the same order.
+"""
+
+from __future__ import annotations
+
+COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("sessions", ("session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
+                  "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
+                  "last_event_at", "body_events", "error_events")),
+    ("events", ("id", "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in",
+                "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
+                "metadata", "agent_name", "tool_name", "is_error", "parent_id")),
+    ("otlp_trace_sessions", ("trace_id", "session_id")),
+    ("alert_rules", ("rule_id", "name", "metric", "operator", "threshold", "window_minutes",
+                     "cooldown_minutes", "agent_filter", "enabled", "created_at", "updated_at",
+                     "last_fired_at")),
+    ("alert_events", ("alert_id", "rule_id", "rule_name", "metric", "operator", "threshold", "value",
+                      "window_minutes", "agent_filter", "fired_at", "acknowledged", "acknowledged_at")),
+    ("webhooks", ("webhook_id", "url", "format", "secret", "routing_key", "rule_ids", "enabled",
+                  "created_at", "updated_at", "allow_private")),
+    ("webhook_deliveries", ("delivery_id", "webhook_id", "alert_id", "event_type", "payload", "status",
+                            "attempts", "last_error", "last_status_code", "next_attempt_at",
+                            "created_at", "delivered_at")),
+    ("sla_targets", ("agent_name", "metric", "target_value", "operator", "window_hours", "created_at",
+                     "updated_at")),
+    ("sla_snapshots", ("id", "agent_name", "metric", "operator", "target_value", "actual_value",
+                       "status", "checked_at")),
+)
+
+TABLE_COLUMNS = dict(COPIED_TABLES)
