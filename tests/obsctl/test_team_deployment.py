@@ -315,3 +315,47 @@ def test_a_shared_rate_limit_holds_across_two_servers(tmp_path, pg_url, redis_ur
             server.stop()
     assert codes.count(200) == 10 and codes.count(429) == 6
     assert codes[:10] == [200] * 10
+
+
+def test_concurrent_batches_over_shared_sessions_and_new_weeks_all_commit(pg_url):
+    """Batches that write the same sessions in different orders, and events of weeks that have
+    no partition yet, from several threads at once: lost deadlocks are redone, every batch
+    commits, and the totals are exact."""
+    import random
+
+    from obsctl.services.ingest import ingest_events
+    from obsctl.services.storage import open_store
+
+    store = open_store(pg_url, mode="server")
+    errors: list[BaseException] = []
+
+    def writer(seed: int):
+        rng = random.Random(seed)
+        try:
+            for b in range(15):
+                sessions = [f"shared-{i}" for i in range(12)]
+                rng.shuffle(sessions)
+                week = 1 + (seed * 15 + b) % 40
+                batch = [event(sid, "llm_call", event_id=f"w{seed}-b{b}-{sid}", tokens_in=1,
+                               agent_name=f"agent-{rng.randrange(4)}",
+                               timestamp=f"2025-{1 + week // 4:02d}-{1 + 7 * (week % 4):02d}T10:00:00.000Z")
+                         for sid in sessions]
+                ingest_events(store, batch)
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(seed,)) for seed in range(6)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        store.close()
+    assert errors == []
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 6 * 15 * 12
+        assert conn.execute("SELECT SUM(event_count), SUM(total_tokens_in) FROM sessions").fetchone() == (
+            6 * 15 * 12, 6 * 15 * 12)
+        assert conn.execute("SELECT COUNT(*) FROM events_default").fetchone()[0] == 0
+        assert conn.execute("SELECT SUM(sessions), SUM(events) FROM session_stats").fetchone() == (12, 6 * 15 * 12)

@@ -41,11 +41,12 @@ def add_totals(conn: psycopg.Connection, totals: dict[tuple, list]) -> None:
 
 
 def count_inserted(conn: psycopg.Connection, inserted: int) -> None:
-    """Add `inserted` new events to event_totals (inside the ingest transaction). The highest
-    id only grows: a batch committed after one with higher ids (both writing at once) keeps
-    the other's."""
+    """Add `inserted` new events to event_totals (inside the ingest transaction, after the
+    events were written). The highest id only grows; this batch's highest is the last value
+    its connection drew from the ids' sequence, so nothing reads `events` here (a scan would
+    wait for a partition another batch is attaching, which may wait for this batch)."""
     conn.execute("UPDATE event_totals SET events = events + %s, "
-                 "max_id = GREATEST(max_id, (SELECT COALESCE(MAX(id), 0) FROM events)) WHERE id = 1",
+                 "max_id = GREATEST(max_id, currval(pg_get_serial_sequence('events', 'id'))) WHERE id = 1",
                  [inserted])
 
 

@@ -91,6 +91,8 @@ def write_batch(
     """Write one validated batch; returns how many event rows were inserted (see the SQLite
     module for the shapes). With `skip_existing`, a batch some of whose ids are already
     stored writes no event and returns how many were new: the caller redoes it exactly."""
+    if rows:  # first, before this batch holds any row lock another batch could wait for
+        _partitions(conn).ensure(conn, {row[3] for row in rows})
     keys = sorted(row[0] for row in rows)
     if skip_existing:
         claimed = len(conn.execute(_CLAIM_NEW_KEYS, [keys]).fetchall())
@@ -102,7 +104,6 @@ def write_batch(
     if deltas:
         conn.execute(_ADD_TO_SESSIONS, [list(c) for c in zip(*deltas)])
     if rows:
-        _partitions(conn).ensure(conn, {row[3] for row in rows})
         with conn.cursor().copy(_COPY_EVENTS) as copy:
             for row in rows:
                 copy.write_row(row)

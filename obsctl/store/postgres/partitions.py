@@ -39,10 +39,15 @@ def partition_name(monday: date) -> str:
 
 
 def create(conn: psycopg.Connection, monday: date) -> None:
-    """Create the partition of the week starting `monday` if it does not exist yet."""
-    conn.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} PARTITION OF events FOR VALUES FROM ({}) TO ({})").format(
-        sql.Identifier(partition_name(monday)), sql.Literal(monday.isoformat()),
-        sql.Literal((monday + timedelta(days=7)).isoformat())))
+    """Create the partition of the week starting `monday` (call under the partition lock,
+    when it does not exist). Made as a table and then attached: ATTACH PARTITION takes a lock
+    on `events` that inserts and reads do not wait for (CREATE TABLE ... PARTITION OF would
+    hold every other batch until this one commits); the indexes and the foreign key come
+    with the attachment."""
+    name = sql.Identifier(partition_name(monday))
+    conn.execute(sql.SQL("CREATE TABLE {} (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS)").format(name))
+    conn.execute(sql.SQL("ALTER TABLE events ATTACH PARTITION {} FOR VALUES FROM ({}) TO ({})").format(
+        name, sql.Literal(monday.isoformat()), sql.Literal((monday + timedelta(days=7)).isoformat())))
 
 
 def _in_default(conn: psycopg.Connection, monday: date) -> bool:
@@ -69,20 +74,24 @@ class Partitions:
 
     def ensure(self, conn: psycopg.Connection, timestamps: Iterable[str]) -> None:
         """Create the partitions of the weeks of `timestamps` that are missing (inside the
-        writing transaction: the new partition commits or rolls back with the batch)."""
+        writing transaction: the new partition commits or rolls back with the batch). Only
+        weeks found in the catalog are remembered: one created here may still roll back."""
         weeks = {week_of(ts) for ts in timestamps} - self._known
         weeks.discard(None)
         if not weeks:
             return
         present = existing(conn)
-        for monday in sorted(weeks):
-            if partition_name(monday) not in present and not _in_default(conn, monday):
-                # Serialise creators of the same week across servers (IF NOT EXISTS alone
-                # can still collide in the catalog).
-                conn.execute("SELECT pg_advisory_xact_lock(hashtext('obsctl-partition:' || current_schema()))")
-                create(conn, monday)
+        found = {m for m in weeks if partition_name(m) in present}
+        missing = sorted(weeks - found)
+        if missing:
+            # One creator at a time across servers; then look again, another may have won.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('obsctl-partition:' || current_schema()))")
+            present = existing(conn)
+            for monday in missing:
+                if partition_name(monday) not in present and not _in_default(conn, monday):
+                    create(conn, monday)
         with self._lock:
-            self._known.update(weeks)
+            self._known.update(found)
 
     def forget(self) -> None:
         """After partitions were dropped (prune): ask the catalog again next time."""

@@ -17,6 +17,7 @@ import functools
 import importlib
 import inspect
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -39,9 +40,10 @@ REPOSITORIES = ("alerts", "analytics", "ingest", "maintenance", "metrics", "otlp
 CONNECT_TIMEOUT_S = 10
 PING_TIMEOUT_S = 3
 # A write that loses a deadlock, a serialization check or a race on a new key is redone whole.
-RETRIES = 5
-_RETRYABLE = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure,
-              psycopg.errors.UniqueViolation)
+RETRIES = 12
+_LOST_TO_ANOTHER_WRITER = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure,
+                           psycopg.errors.TransactionRollback)
+_RETRYABLE = (*_LOST_TO_ANOTHER_WRITER, psycopg.errors.UniqueViolation)
 
 
 class _SqliteNumeric(Loader):
@@ -62,6 +64,8 @@ def translate_error(exc: psycopg.Error, url: str = "") -> ObsctlError:
     if isinstance(exc, psycopg.errors.DiskFull):
         error: ObsctlError = StorageFull("the disk holding the PostgreSQL database is full; nothing of "
                                          "this write was stored; free space and retry")
+    elif isinstance(exc, _LOST_TO_ANOTHER_WRITER):
+        error = ServiceUnavailable("the database was busy with a conflicting write; retry shortly")
     elif isinstance(exc, psycopg.errors.AdminShutdown | psycopg.errors.CannotConnectNow):
         error = ServiceUnavailable(f"PostgreSQL{where} is shutting down or starting; retry shortly")
     elif isinstance(exc, psycopg.OperationalError | PoolTimeout):
@@ -172,13 +176,12 @@ class PgStore:
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection]:
-        """The thread's connection inside a unit of work, else one borrowed for the call."""
+        """The thread's connection inside a unit of work, else one borrowed for the call.
+        Inside a unit, errors stay PostgreSQL's until the unit ends, where they are translated
+        (and a lost deadlock is retried: run_write)."""
         conn = getattr(self._local, "conn", None)
         if conn is not None:
-            try:
-                yield conn
-            except psycopg.Error as exc:
-                raise translate_error(exc, self.url) from None
+            yield conn
             return
         try:
             with self._pool.connection() as conn:
@@ -189,15 +192,12 @@ class PgStore:
     @contextmanager
     def _unit(self, *, snapshot: bool = False) -> Iterator[PgStore]:
         conn = getattr(self._local, "conn", None)
-        if conn is not None:
+        if conn is not None:  # nested: a savepoint (a snapshot inside a unit is the unit)
             if snapshot:
                 yield self
-                return
-            try:
+            else:
                 with conn.transaction():
                     yield self
-            except psycopg.Error as exc:
-                raise translate_error(exc, self.url) from None
             return
         try:
             with self._pool.connection() as conn:
@@ -210,7 +210,7 @@ class PgStore:
                 finally:
                     self._local.conn = None
         except (psycopg.Error, PoolTimeout) as exc:
-            raise _as_obsctl(exc, self.url) from None
+            raise translate_error(exc, self.url) from None
 
     # Units of work -------------------------------------------------------------------------
 
@@ -239,7 +239,7 @@ class PgStore:
                 if attempt == RETRIES - 1:
                     raise translate_error(exc, self.url) from None
                 log.debug("write retried after %s", type(exc).__name__)
-                time.sleep(0.002 * (attempt + 1))
+                time.sleep(random.uniform(0.005, 0.02) * (attempt + 1))  # apart, not in step
             except (psycopg.Error, PoolTimeout) as exc:
                 raise translate_error(exc, self.url) from None
         raise AssertionError("unreachable")
@@ -270,10 +270,6 @@ class PgStore:
                 conn.execute("SELECT 1").fetchone()
         except (psycopg.Error, PoolTimeout) as exc:
             raise translate_error(exc, self.url) from None
-
-
-def _as_obsctl(exc: BaseException, url: str) -> BaseException:
-    return translate_error(exc, url) if isinstance(exc, psycopg.Error | PoolTimeout) else exc
 
 
 def _configure(conn: psycopg.Connection) -> None:

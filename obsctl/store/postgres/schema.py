@@ -13,6 +13,10 @@ Differences from SQLite, each for a reason:
   answer is the same text on both backends.
 - `duration_ms` is NUMERIC, like SQLite's NUMERIC affinity: a whole number reads back as an
   integer, a fraction as a float (the store's loader, pg_store.py).
+- `events.session_id` has no foreign key: attaching a week's partition would then lock
+  `sessions` against every batch in flight (a deadlock with them), and every insert would
+  pay for the check. Ingest writes a batch's sessions before its events in the same
+  transaction, and prune deletes a session's events with it, as the cascade did on SQLite.
 - The rollups are kept by the same rules: `session_stats` by triggers on `sessions`,
   `event_stats` and `event_totals` by the ingest transaction (and a trigger on delete).
 """
@@ -63,7 +67,7 @@ def _m001(conn: psycopg.Connection) -> None:
         CREATE TABLE events (
             id BIGSERIAL NOT NULL,
             event_id TEXT COLLATE "C" NOT NULL,
-            session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+            session_id TEXT COLLATE "C" NOT NULL,
             event_type TEXT COLLATE "C" NOT NULL,
             timestamp TEXT COLLATE "C" NOT NULL,
             model TEXT COLLATE "C",
