@@ -75,3 +75,11 @@ def open_pg(url):
     store.__class__ = PgStoreAndHandle
     store.conn = _QmarkConnection(connect(url))
     return store
+
+
+def open_any(where):
+    """A test store over a SQLite path or a PostgreSQL URL (the `db_url` fixture's value), with
+    `.conn.execute(sql, params)` taking ? placeholders on both."""
+    if isinstance(where, str) and where.startswith("postgresql://"):
+        return open_pg(where)
+    return open_db(where)

@@ -8,22 +8,22 @@ import pytest
 
 from obsctl.services.ingest.source import CountingReader, Unreadable, read_events
 from obsctl.services.sessions import get_session, list_sessions
-from tests.store_support import open_db
+from tests.store_support import open_any
 
 
 def lines(*events) -> str:
     return "".join(json.dumps(e) + "\n" for e in events)
 
 
-def stored(db_path) -> int:
-    db = open_db(db_path)
+def stored(db_url) -> int:
+    db = open_any(db_url)
     try:
         return db.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
     finally:
         db.close()
 
 
-def test_jsonl_file_is_ingested_with_summary(cli, tmp_path, db_path):
+def test_jsonl_file_is_ingested_with_summary(cli, tmp_path, db_url):
     path = tmp_path / "events.jsonl"
     path.write_text(lines({"session_id": "a", "event_type": "session_start", "agent_name": "bot"},
                           {"session_id": "a", "tokens_in": 4}, {"session_id": "b"}))
@@ -31,10 +31,10 @@ def test_jsonl_file_is_ingested_with_summary(cli, tmp_path, db_path):
     assert result.exit_code == 0, result.output
     assert "ingested 3 events into 2 sessions (3 new, 0 duplicates, 0 rejected)" in result.stderr
     assert result.stdout == ""
-    assert stored(db_path) == 3
+    assert stored(db_url) == 3
 
 
-def test_broken_line_in_the_middle_is_reported_and_the_rest_stored(cli, tmp_path, db_path):
+def test_broken_line_in_the_middle_is_reported_and_the_rest_stored(cli, tmp_path, db_url):
     path = tmp_path / "events.jsonl"
     path.write_text(lines({"session_id": "a"}) + '{"session_id": "b", oops\n'
                     + lines({"session_id": "c", "tokens_in": -2}, {"session_id": "d"}))
@@ -43,31 +43,31 @@ def test_broken_line_in_the_middle_is_reported_and_the_rest_stored(cli, tmp_path
     assert f"{path}:2: rejected: malformed JSON" in result.stderr
     assert f"{path}:3: rejected: tokens_in must be a non-negative integer, got -2" in result.stderr
     assert "2 rejected" in result.stderr
-    assert stored(db_path) == 2
+    assert stored(db_url) == 2
 
 
-def test_strict_stores_nothing_when_a_line_is_bad(cli, tmp_path, db_path):
+def test_strict_stores_nothing_when_a_line_is_bad(cli, tmp_path, db_url):
     path = tmp_path / "events.jsonl"
     path.write_text(lines({"session_id": "a"}, {"session_id": "b"}) + "[not an event]\n")
     result = cli("ingest", "--strict", "--batch-size", "1", str(path))
     assert result.exit_code == 1
     assert "--strict: nothing was stored" in result.stderr
-    assert stored(db_path) == 0
+    assert stored(db_url) == 0
 
 
-def test_strict_stores_everything_when_all_lines_are_good(cli, tmp_path, db_path):
+def test_strict_stores_everything_when_all_lines_are_good(cli, tmp_path, db_url):
     path = tmp_path / "events.jsonl"
     path.write_text(lines({"session_id": "a"}, {"session_id": "b"}))
     assert cli("ingest", "--strict", str(path)).exit_code == 0
-    assert stored(db_path) == 2
+    assert stored(db_url) == 2
 
 
-def test_stdin_json_array_and_wrapper(cli, db_path):
+def test_stdin_json_array_and_wrapper(cli, db_url):
     array = json.dumps([{"session_id": "a", "event_id": "1"}, {"session_id": "a", "event_id": "2"}], indent=2)
     assert cli("ingest", "-", input=array).exit_code == 0
     wrapper = json.dumps({"events": [{"session_id": "b", "event_id": "3"}]}, indent=2)
     assert cli("ingest", input=wrapper).exit_code == 0
-    assert stored(db_path) == 3
+    assert stored(db_url) == 3
 
 
 def test_reingesting_counts_duplicates(cli, tmp_path):
@@ -79,7 +79,7 @@ def test_reingesting_counts_duplicates(cli, tmp_path):
                                          "sessions": 1}
 
 
-def test_empty_file_is_not_an_error(cli, tmp_path, db_path):
+def test_empty_file_is_not_an_error(cli, tmp_path, db_url):
     path = tmp_path / "empty.jsonl"
     path.write_text("\n\n")
     result = cli("ingest", str(path))
@@ -100,14 +100,14 @@ def test_unknown_format_is_rejected(cli, tmp_path):
             "got 'xml'") in result.stderr
 
 
-def test_ingested_data_matches_session_views(cli, tmp_path, db_path):
+def test_ingested_data_matches_session_views(cli, tmp_path, db_url):
     path = tmp_path / "e.jsonl"
     path.write_text(lines({"session_id": "s", "event_type": "session_start", "agent_name": "bot",
                            "timestamp": "2026-01-01T00:00:00Z"},
                           {"session_id": "s", "tokens_in": 7, "tokens_out": 3},
                           {"session_id": "s", "event_type": "session_end", "status": "error"}))
     cli("ingest", str(path))
-    db = open_db(db_path)
+    db = open_any(db_url)
     session = get_session(db, "s")
     assert (session["agent_name"], session["status"], session["total_tokens_in"]) == ("bot", "error", 7)
     assert list_sessions(db)["total"] == 1

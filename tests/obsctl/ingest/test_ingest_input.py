@@ -12,19 +12,19 @@ from obsctl.errors import InvalidInput
 from obsctl.services.ingest import UnknownFields, ingest_events
 from obsctl.timeutil import format_ts
 from tests.otlp_support import request, span
-from tests.store_support import open_db
+from tests.store_support import open_any
 
 
-def rows(db_path) -> list[tuple]:
-    db = open_db(db_path)
+def rows(db_url) -> list[tuple]:
+    db = open_any(db_url)
     try:
-        return db.conn.execute("SELECT session_id, event_type, tokens_in FROM events ORDER BY rowid").fetchall()
+        return db.conn.execute("SELECT session_id, event_type, tokens_in FROM events ORDER BY id").fetchall()
     finally:
         db.close()
 
 
-def sessions(db_path) -> list[str]:
-    db = open_db(db_path)
+def sessions(db_url) -> list[str]:
+    db = open_any(db_url)
     try:
         return [r[0] for r in db.conn.execute("SELECT session_id FROM sessions ORDER BY session_id")]
     finally:
@@ -41,22 +41,22 @@ def in_hours(hours: float) -> str:
 
 # --- file shapes -------------------------------------------------------------------------
 
-def test_pretty_printed_single_event_is_ingested(cli, tmp_path, db_path):
+def test_pretty_printed_single_event_is_ingested(cli, tmp_path, db_url):
     # What `python -m json.tool` writes for one event: it used to read as an empty wrapper.
     path = tmp_path / "pp.json"
     path.write_text(json.dumps({"session_id": "s1", "event_type": "llm_call", "tokens_in": 5}, indent=4))
     result = cli("ingest", str(path))
     assert result.exit_code == 0, result.stderr
     assert "ingested 1 event into 1 session (1 new, 0 duplicates, 0 rejected)" in result.stderr
-    assert rows(db_path) == [("s1", "llm_call", 5)]
+    assert rows(db_url) == [("s1", "llm_call", 5)]
 
 
-def test_pretty_printed_single_event_with_nested_objects(cli, tmp_path, db_path):
+def test_pretty_printed_single_event_with_nested_objects(cli, tmp_path, db_url):
     path = tmp_path / "pp.json"
     path.write_text(json.dumps({"session_id": "s1", "input_data": {"messages": [{"role": "user"}]},
                                 "tool_call": {"name": "search", "input": {"q": [1, 2.5]}}}, indent=2))
     assert cli("ingest", "--json", str(path)).exit_code == 0
-    db = open_db(db_path)
+    db = open_any(db_url)
     (input_data, tool_call), = db.conn.execute("SELECT input_data, tool_call FROM events").fetchall()
     db.close()
     assert json.loads(input_data) == {"messages": [{"role": "user"}]}
@@ -76,46 +76,46 @@ def test_pretty_printed_single_event_with_nested_objects(cli, tmp_path, db_path)
     ('"text"', "event must be a JSON object, got string"),
     ("true", "event must be a JSON object, got boolean"),
 ])
-def test_input_that_is_not_events_is_an_error_and_invents_nothing(cli, tmp_path, db_path, text, message):
+def test_input_that_is_not_events_is_an_error_and_invents_nothing(cli, tmp_path, db_url, text, message):
     path = tmp_path / "input.json"
     path.write_text(text)
     result = cli("ingest", str(path))
     assert result.exit_code == 1
     assert message in result.stderr
     assert "1 rejected" in result.stderr
-    assert rows(db_path) == [] and sessions(db_path) == []
+    assert rows(db_url) == [] and sessions(db_url) == []
 
 
-def test_an_array_item_that_is_not_an_object_is_rejected_and_the_others_stored(cli, tmp_path, db_path):
+def test_an_array_item_that_is_not_an_object_is_rejected_and_the_others_stored(cli, tmp_path, db_url):
     path = tmp_path / "input.json"
     path.write_text('[1, {"session_id": "real"}]')
     result = cli("ingest", str(path))
     assert result.exit_code == 1
     assert f"{path}:1: rejected: event must be a JSON object, got integer" in result.stderr
-    assert sessions(db_path) == ["real"]
+    assert sessions(db_url) == ["real"]
 
 
-def test_wrapper_with_a_key_after_a_streamed_events_array(cli, tmp_path, db_path):
+def test_wrapper_with_a_key_after_a_streamed_events_array(cli, tmp_path, db_url):
     # The events are streamed before the key is seen: they are stored, and the key is an error.
     path = tmp_path / "wrapped.json"
     path.write_text(json.dumps({"events": [{"session_id": "a"}, {"session_id": "b"}], "next_page": 2}, indent=2))
     result = cli("ingest", str(path))
     assert result.exit_code == 1
     assert f"{path}:3: rejected: unknown top-level keys after the \"events\" array: next_page" in result.stderr
-    assert sessions(db_path) == ["a", "b"]
+    assert sessions(db_url) == ["a", "b"]
     assert cli("ingest", "--strict", str(path)).exit_code == 1
 
 
-def test_a_malformed_first_line_does_not_swallow_the_rest_of_the_file(cli, tmp_path, db_path):
+def test_a_malformed_first_line_does_not_swallow_the_rest_of_the_file(cli, tmp_path, db_url):
     path = tmp_path / "events.jsonl"
     path.write_text('{"session_id": "a", oops}\n' + lines({"session_id": "b"}, {"session_id": "c"}))
     result = cli("ingest", str(path))
     assert result.exit_code == 1
     assert f"{path}:1: rejected: malformed JSON at column 21: unexpected character" in result.stderr
-    assert sessions(db_path) == ["b", "c"]
+    assert sessions(db_url) == ["b", "c"]
 
 
-def test_a_truncated_line_names_the_column_where_it_ends(cli, tmp_path, db_path):
+def test_a_truncated_line_names_the_column_where_it_ends(cli, tmp_path, db_url):
     path = tmp_path / "events.jsonl"
     path.write_text(lines({"session_id": "a"}) + '{"a": 1\n' + lines({"session_id": "b"}))
     result = cli("ingest", str(path))
@@ -124,7 +124,7 @@ def test_a_truncated_line_names_the_column_where_it_ends(cli, tmp_path, db_path)
     path.write_text('{"session_id": "c", "tokens_in": 1\n' + lines({"session_id": "d"}))
     result = cli("ingest", str(path))
     assert f"{path}:1: rejected: malformed JSON at column 35: unexpected end of data" in result.stderr
-    assert sessions(db_path) == ["a", "b", "d"]
+    assert sessions(db_url) == ["a", "b", "d"]
 
 
 # --- OTLP detection ----------------------------------------------------------------------
@@ -134,48 +134,48 @@ def otlp_document(session: str = "otlp-1") -> dict:
 
 
 @pytest.mark.parametrize("pretty", [False, True])
-def test_otlp_json_is_detected_by_content(cli, tmp_path, db_path, pretty):
+def test_otlp_json_is_detected_by_content(cli, tmp_path, db_url, pretty):
     path = tmp_path / "traces.json"
     option = orjson.OPT_INDENT_2 if pretty else 0
     path.write_bytes(orjson.dumps(otlp_document(), option=option) + b"\n")
     result = cli("ingest", "--json", str(path))
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["stored"] == 1
-    assert sessions(db_path) == ["otlp-1"]
-    assert rows(db_path) == [("otlp-1", "generic", 4)]
+    assert sessions(db_url) == ["otlp-1"]
+    assert rows(db_url) == [("otlp-1", "generic", 4)]
 
 
 @pytest.mark.parametrize("pretty", [False, True])
-def test_otlp_format_on_an_events_file_is_an_error(cli, tmp_path, db_path, pretty):
+def test_otlp_format_on_an_events_file_is_an_error(cli, tmp_path, db_url, pretty):
     path = tmp_path / "events.json"
     path.write_text(json.dumps([{"session_id": "a"}], indent=2) if pretty else lines({"session_id": "a"}))
     result = cli("ingest", "--format", "otlp-json", str(path))
     assert result.exit_code == 1
     assert f"Error: {path} holds obsctl events, not OTLP JSON" in result.stderr
-    assert rows(db_path) == []
+    assert rows(db_url) == []
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "json"])
-def test_events_format_on_an_otlp_file_is_an_error(cli, tmp_path, db_path, fmt):
+def test_events_format_on_an_otlp_file_is_an_error(cli, tmp_path, db_url, fmt):
     path = tmp_path / "traces.json"
     path.write_bytes(orjson.dumps(otlp_document()) + b"\n")
     result = cli("ingest", "--format", fmt, str(path))
     assert result.exit_code == 1
     assert "is OTLP JSON (it has resourceSpans)" in result.stderr
-    assert rows(db_path) == [] and sessions(db_path) == []
+    assert rows(db_url) == [] and sessions(db_url) == []
 
 
-def test_otlp_lines_that_are_not_export_requests_are_rejected(cli, tmp_path, db_path):
+def test_otlp_lines_that_are_not_export_requests_are_rejected(cli, tmp_path, db_url):
     path = tmp_path / "traces.jsonl"
     path.write_bytes(orjson.dumps(otlp_document()) + b"\n" + b'{"session_id": "a"}\n{}\n')
     result = cli("ingest", "--format", "otlp-json", str(path))
     assert result.exit_code == 1
     assert f"{path}:2: rejected: not an OTLP export request" in result.stderr
     assert f"{path}:3: rejected: not an OTLP export request" in result.stderr
-    assert sessions(db_path) == ["otlp-1"]
+    assert sessions(db_url) == ["otlp-1"]
 
 
-def test_otlp_document_without_resource_spans_is_rejected(cli, tmp_path, db_path):
+def test_otlp_document_without_resource_spans_is_rejected(cli, tmp_path, db_url):
     path = tmp_path / "traces.json"
     path.write_text(json.dumps({"resource_spans": []}, indent=2))
     result = cli("ingest", "--format", "otlp-json", str(path))
@@ -183,24 +183,24 @@ def test_otlp_document_without_resource_spans_is_rejected(cli, tmp_path, db_path
     assert "not an OTLP export request" in result.stderr
 
 
-def test_otlp_file_with_a_byte_order_mark(cli, tmp_path, db_path):
+def test_otlp_file_with_a_byte_order_mark(cli, tmp_path, db_url):
     path = tmp_path / "traces.json"
     path.write_bytes(b"\xef\xbb\xbf" + orjson.dumps(otlp_document(), option=orjson.OPT_INDENT_2))
     result = cli("ingest", str(path))
     assert result.exit_code == 0, result.stderr
-    assert sessions(db_path) == ["otlp-1"]
+    assert sessions(db_url) == ["otlp-1"]
 
 
 # --- unknown fields ----------------------------------------------------------------------
 
-def test_unknown_fields_are_accepted_counted_and_reported(cli, tmp_path, db_path):
+def test_unknown_fields_are_accepted_counted_and_reported(cli, tmp_path, db_url):
     path = tmp_path / "events.jsonl"
     path.write_text(lines({"session_id": "a", "evnt_type": "llm_call"}, {"session_id": "a", "evnt_type": "x"},
                           {"session_id": "a", "evnt_type": "x", "colour": 1}, {"session_id": "a"}))
     result = cli("ingest", str(path))
     assert result.exit_code == 0
     assert result.stderr.splitlines()[-1] == "warning: 3 events had unknown fields: evnt_type (3), colour (1)"
-    assert len(rows(db_path)) == 4
+    assert len(rows(db_url)) == 4
 
     again = cli("ingest", "--json", str(path))
     assert json.loads(again.stdout)["warnings"] == [{
@@ -219,14 +219,14 @@ def test_no_warnings_key_when_every_field_is_known(cli, tmp_path):
     assert "warning" not in result.stderr
 
 
-def test_strict_rejects_unknown_fields_with_line_and_field(cli, tmp_path, db_path):
+def test_strict_rejects_unknown_fields_with_line_and_field(cli, tmp_path, db_url):
     path = tmp_path / "events.jsonl"
     path.write_text(lines({"session_id": "a"}, {"session_id": "a", "evnt_type": "x", "zz": 1}))
     result = cli("ingest", "--strict", str(path))
     assert result.exit_code == 1
     assert (f"{path}:2: rejected: evnt_type is not an event field (did you mean event_type?); "
             f"zz is not an event field") in result.stderr
-    assert rows(db_path) == []
+    assert rows(db_url) == []
 
 
 def test_unknown_field_names_are_sorted_by_count_then_name_and_capped():
@@ -310,15 +310,15 @@ def test_http_objects_that_are_not_events_are_400(client, event, message):
     b'\xef\xbb\xbf{\n  "events": [{"session_id": "a"}, {"session_id": "b"}]\n}',
     b'{"session_id": "a"}\n\xef\xbb\xbf{"session_id": "b"}\n',  # two files joined with cat
 ])
-def test_a_byte_order_mark_is_accepted(cli, tmp_path, db_path, data):
+def test_a_byte_order_mark_is_accepted(cli, tmp_path, db_url, data):
     path = tmp_path / "events.jsonl"
     path.write_bytes(data)
     result = cli("ingest", str(path))
     assert result.exit_code == 0, result.stderr
-    assert sessions(db_path) == ["a", "b"]
+    assert sessions(db_url) == ["a", "b"]
 
 
-def test_bytes_that_are_not_utf8_are_named_with_their_line(cli, tmp_path, db_path):
+def test_bytes_that_are_not_utf8_are_named_with_their_line(cli, tmp_path, db_url):
     path = tmp_path / "events.jsonl"
     path.write_bytes(b'{"session_id": "\xff"}\n{"session_id": "ok"}\n{"session_id": "caf\xe9"}\n')
     result = cli("ingest", str(path))
@@ -326,17 +326,17 @@ def test_bytes_that_are_not_utf8_are_named_with_their_line(cli, tmp_path, db_pat
     assert f"{path}:1: rejected: not UTF-8 text (byte 0xff at column 17)" in result.stderr
     assert f"{path}:3: rejected: not UTF-8 text (byte 0xe9 at column 20)" in result.stderr
     assert "b'" not in result.stderr and "\\x" not in result.stderr
-    assert sessions(db_path) == ["ok"]
+    assert sessions(db_url) == ["ok"]
 
 
-def test_bytes_that_are_not_utf8_in_a_document(cli, tmp_path, db_path):
+def test_bytes_that_are_not_utf8_in_a_document(cli, tmp_path, db_url):
     path = tmp_path / "events.json"
     path.write_bytes(b'[\n{"session_id": "a"},\n{"session_id": "\xff"}\n]\n')
     result = cli("ingest", str(path))
     assert result.exit_code == 1
     assert f"{path}:2: rejected: line 3: not UTF-8 text (after item 1)" in result.stderr
     assert "b'" not in result.stderr
-    assert sessions(db_path) == ["a"]
+    assert sessions(db_url) == ["a"]
 
 
 def test_malformed_document_message_is_text(cli, tmp_path):
@@ -351,7 +351,7 @@ def test_malformed_document_message_is_text(cli, tmp_path):
 
 # --- timestamps in the future ------------------------------------------------------------
 
-def test_far_future_timestamp_is_rejected_by_default(cli, client, tmp_path, db_path):
+def test_far_future_timestamp_is_rejected_by_default(cli, client, tmp_path, db_url):
     path = tmp_path / "events.jsonl"
     path.write_text(lines({"session_id": "f", "timestamp": "9999-01-01T00:00:00Z"},
                           {"session_id": "f", "timestamp": in_hours(23)}))
@@ -360,21 +360,21 @@ def test_far_future_timestamp_is_rejected_by_default(cli, client, tmp_path, db_p
     assert (f"{path}:1: rejected: timestamp is more than 1 day in the future: 9999-01-01T00:00:00.000Z"
             in result.stderr)
     assert "OBSCTL_MAX_FUTURE_SKEW" in result.stderr
-    assert len(rows(db_path)) == 1
+    assert len(rows(db_url)) == 1
 
     response = client.post("/events", json={"events": [{"session_id": "g", "timestamp": in_hours(25)}]})
     assert response.status_code == 400
     assert response.get_json()["details"][0]["field"] == "timestamp"
 
 
-def test_future_skew_is_configurable(cli, make_app, tmp_path, db_path):
+def test_future_skew_is_configurable(cli, make_app, tmp_path, db_url):
     path = tmp_path / "events.jsonl"
     path.write_text(lines({"session_id": "a", "timestamp": in_hours(5)}, {"session_id": "b", "timestamp": in_hours(7)}))
     result = cli("ingest", str(path), env={"OBSCTL_MAX_FUTURE_SKEW": "6h"})
     assert result.exit_code == 1 and "more than 6 hours in the future" in result.stderr
-    assert sessions(db_path) == ["a"]
+    assert sessions(db_url) == ["a"]
     assert cli("ingest", str(path), env={"OBSCTL_MAX_FUTURE_SKEW": "off"}).exit_code == 0
-    assert sessions(db_path) == ["a", "b"]
+    assert sessions(db_url) == ["a", "b"]
 
     strict = make_app({"OBSCTL_MAX_FUTURE_SKEW": "0"}).test_client()
     response = strict.post("/events", json={"events": [{"session_id": "c", "timestamp": in_hours(0.1)}]})
@@ -394,13 +394,13 @@ def test_future_span_is_rejected_over_otlp(client):
     assert client.get("/sessions").get_json()["total"] == 1
 
 
-def test_future_span_is_rejected_from_an_otlp_file(cli, tmp_path, db_path):
+def test_future_span_is_rejected_from_an_otlp_file(cli, tmp_path, db_url):
     start = int((datetime.now(UTC) + timedelta(days=3)).timestamp()) * 1_000_000_000
     path = tmp_path / "traces.jsonl"
     path.write_bytes(orjson.dumps(request(span("00000000000000a1", start=start))) + b"\n")
     result = cli("ingest", str(path))
     assert result.exit_code == 1 and "in the future" in result.stderr
-    assert rows(db_path) == []
+    assert rows(db_url) == []
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -412,7 +412,7 @@ def test_future_span_is_rejected_from_an_otlp_file(cli, tmp_path, db_path):
 def test_future_skew_values(text, expected):
     assert parse_future_skew(text) == expected
     env = {} if text is None else {"OBSCTL_MAX_FUTURE_SKEW": text}
-    assert Settings.from_env(env, db_path="x.db").max_future_skew == expected
+    assert Settings.from_env(env, db_url="x.db").max_future_skew == expected
 
 
 @pytest.mark.parametrize("text", ["-1h", "1.5h", "1y", "soon", "1_0", "99999999999", "36501d"])
@@ -430,7 +430,7 @@ def test_bad_future_skew_is_a_clear_cli_error(cli):
 
 # --- types and messages ------------------------------------------------------------------
 
-def test_non_string_parent_id_is_rejected(client, cli, tmp_path, db_path):
+def test_non_string_parent_id_is_rejected(client, cli, tmp_path, db_url):
     response = client.post("/events", json={"events": [{"session_id": "p", "parent_id": 5}]})
     assert response.status_code == 400
     assert response.get_json()["details"] == [
@@ -439,7 +439,7 @@ def test_non_string_parent_id_is_rejected(client, cli, tmp_path, db_path):
     path.write_text(lines({"session_id": "p", "parent_id": ["x"]}, {"session_id": "p", "parent_id": "e1"}))
     result = cli("ingest", str(path))
     assert result.exit_code == 1 and "parent_id must be a string, got array" in result.stderr
-    db = open_db(db_path)
+    db = open_any(db_url)
     assert db.conn.execute("SELECT parent_id FROM events").fetchall() == [("e1",)]
     db.close()
 

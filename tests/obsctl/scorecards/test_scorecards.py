@@ -67,8 +67,8 @@ def prices_file(tmp_path):
 
 
 @pytest.fixture
-def priced(db_path, prices_file) -> Settings:
-    return Settings.from_env({"OBSCTL_PRICES": str(prices_file)}, db_path=db_path)
+def priced(db_url, prices_file) -> Settings:
+    return Settings.from_env({"OBSCTL_PRICES": str(prices_file)}, db_url=db_url)
 
 
 @pytest.fixture
