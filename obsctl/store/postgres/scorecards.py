@@ -117,20 +117,13 @@ def duration_percentiles(conn: psycopg.Connection, since: str, until: str, agent
     `counts[group]` (events arrived meanwhile) is left out, as on SQLite.
     """
     group, where, params = _grouping(since, until, agent)
-    # Keyed by rank as SQLite's `wanted` is keyed by rowid: when both ranks are the same
-    # (a group of one duration) only the p95 is kept and the p50 answers None, as on SQLite.
-    wanted: dict[tuple, tuple] = {}
-    for g in sorted(counts):
-        n = counts[g]
-        if n:
-            wanted[(g, (n + 1) // 2)] = (n, 0)
-            wanted[(g, (95 * n + 99) // 100)] = (n, 1)
+    # (group, rank, size, 0 for p50 / 1 for p95): both ranks of a group, even when they are
+    # the same row (a group of one or two durations).
+    wanted = [(g, rank, counts[g], w) for g in sorted(counts) if counts[g]
+              for w, rank in enumerate(((counts[g] + 1) // 2, (95 * counts[g] + 99) // 100))]
     if not wanted:
         return {}
-    groups = [g for g, _ in wanted]
-    ranks = [k for _, k in wanted]
-    sizes = [n for n, _ in wanted.values()]
-    which = [w for _, w in wanted.values()]
+    groups, ranks, sizes, which = (list(column) for column in zip(*wanted))
     group_type = "text" if agent is None else "bigint"
     picked = conn.execute(
         f"""WITH ranked AS (

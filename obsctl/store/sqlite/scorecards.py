@@ -109,13 +109,13 @@ def duration_percentiles(db: sqlite_utils.Database, since: str, until: str, agen
     k-th duration of a group is at rowid (durations of earlier groups) + k.
     """
     group, where, params = _grouping(since, until, agent)
-    wanted: dict[int, tuple] = {}
+    wanted: dict[int, list[tuple]] = {}  # rowid -> (group, 0 for p50 / 1 for p95), both when they fall on one
     offset = 0
     for g in sorted(counts):  # the ORDER BY below: text in code point order, or day numbers
         n = counts[g]
         if n:
-            wanted[offset + (n + 1) // 2] = (g, 0)
-            wanted[offset + (95 * n + 99) // 100] = (g, 1)
+            wanted.setdefault(offset + (n + 1) // 2, []).append((g, 0))
+            wanted.setdefault(offset + (95 * n + 99) // 100, []).append((g, 1))
         offset += n
     if not wanted:
         return {}
@@ -137,8 +137,8 @@ def duration_percentiles(db: sqlite_utils.Database, since: str, until: str, agen
         conn.execute(f"DROP TABLE IF EXISTS temp.{_SORTED}")
     result: dict = {}
     for rowid, g, v in picked:
-        expected, which = wanted[rowid]
-        if expected != g:  # the counts no longer match the rows (events arrived meanwhile)
-            continue
-        result.setdefault(g, [None, None])[which] = v
+        for expected, which in wanted[rowid]:
+            if expected != g:  # the counts no longer match the rows (events arrived meanwhile)
+                continue
+            result.setdefault(g, [None, None])[which] = v
     return {g: tuple(pair) for g, pair in result.items()}

@@ -249,3 +249,15 @@ def test_percentiles_are_nearest_rank_for_each_agent(db, priced, sizes):
         performance = get_scorecard(db, priced, agent, at=AT)["breakdown"]["performance"]
         assert (performance["p50_duration_ms"], performance["p95_duration_ms"]) == \
             (float((n + 1) // 2), float(-(-95 * n // 100)))
+
+
+def test_an_agent_with_one_or_two_timed_calls_has_both_percentiles(db, priced):
+    # With one duration, its p50 and p95 are the same row: both are that duration (the p50
+    # was once lost to the p95 there). With two, the p50 is the first and the p95 the second.
+    now = datetime.now(UTC)
+    ingest_events(db, session("one", "solo", timedelta(hours=1), [llm(250)], at=now)
+                  + session("two", "pair", timedelta(hours=1), [llm(100), llm(300)], at=now))
+    performance = {name: get_scorecard(db, priced, name, at=now)["breakdown"]["performance"]
+                   for name in ("solo", "pair")}
+    assert (performance["solo"]["p50_duration_ms"], performance["solo"]["p95_duration_ms"]) == (250.0, 250.0)
+    assert (performance["pair"]["p50_duration_ms"], performance["pair"]["p95_duration_ms"]) == (100.0, 300.0)
