@@ -133,6 +133,13 @@ def main() -> None:
                         "(default: $BENCH_REPORT)")
     args = parser.parse_args()
     report = Report("PostgreSQL store")
+    try:
+        psycopg.connect(ADMIN_URL, connect_timeout=3).close()
+    except psycopg.Error as exc:
+        report.figure(f"skipped: no PostgreSQL at {ADMIN_URL} ({str(exc).strip().splitlines()[0]}); "
+                      f"set OBSCTL_BENCH_PG_URL")
+        report.finish(args.report)
+        return
     with tempfile.TemporaryDirectory(prefix="obsctl-bench-pg-") as tmp:
         tmp = Path(tmp)
         jsonl = tmp / "events.jsonl"

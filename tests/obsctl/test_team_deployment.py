@@ -359,3 +359,34 @@ def test_concurrent_batches_over_shared_sessions_and_new_weeks_all_commit(pg_url
             6 * 15 * 12, 6 * 15 * 12)
         assert conn.execute("SELECT COUNT(*) FROM events_default").fetchone()[0] == 0
         assert conn.execute("SELECT SUM(sessions), SUM(events) FROM session_stats").fetchone() == (12, 6 * 15 * 12)
+
+
+def test_servers_starting_together_migrate_a_new_database_once(pg_url):
+    """Four stores opened at the same moment on an empty schema (servers starting together):
+    the migrations are applied once, under the advisory lock, and every store works."""
+    from obsctl.services.storage import open_store
+
+    stores, errors = [], []
+    start = threading.Barrier(4)
+
+    def opener():
+        start.wait()
+        try:
+            stores.append(open_store(pg_url, mode="server"))
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=opener) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert errors == []
+        assert {store.schema_version() for store in stores} == {9}
+    finally:
+        for store in stores:
+            store.close()
+    with psycopg.connect(pg_url) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM _obsctl_migrations ORDER BY applied_order")]
+    assert len(names) == len(set(names)) == 9

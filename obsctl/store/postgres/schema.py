@@ -330,12 +330,14 @@ def migrate(conn: psycopg.Connection) -> int:
     so that several servers starting together apply each exactly once. Returns how many
     this call applied."""
     with conn.transaction():
+        # Keyed by the search path, not the schema: the schema itself may not exist yet, and
+        # creating it is part of what only one of the instances starting together may do.
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('obsctl-migrations:' || current_setting('search_path')))")
         if conn.execute("SELECT current_schema()").fetchone()[0] is None:
             # The URL names a schema (options=-csearch_path=NAME) that does not exist yet.
             name = conn.execute("SELECT trim(both '\"' from split_part(current_setting('search_path'), ',', 1))"
                                 ).fetchone()[0]
             conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(name)))
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext('obsctl-migrations:' || current_schema()))")
         conn.execute(f"""CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (
                              name TEXT PRIMARY KEY, applied_order SERIAL,
                              applied_at TIMESTAMPTZ NOT NULL DEFAULT now())""")
