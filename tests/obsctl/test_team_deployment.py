@@ -390,3 +390,21 @@ def test_servers_starting_together_migrate_a_new_database_once(pg_url):
     with psycopg.connect(pg_url) as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM _obsctl_migrations ORDER BY applied_order")]
     assert len(names) == len(set(names)) == 9
+
+
+def test_a_password_in_the_url_is_never_shown(tmp_path, pg_url):
+    with_password = pg_url.replace("postgres@", "postgres:s3cret-pw@", 1)
+    shown = pg_url.replace("postgres@", "postgres:***@", 1)
+    server = start_server(with_password, tmp_path, threads=2)
+    try:
+        first = server.log().splitlines()[0]
+        assert first.startswith(f"obsctl serving {shown} on http://127.0.0.1:{server.port} (2 threads, ")
+    finally:
+        server.stop()
+    info = obsctl(with_password, "db", "info", "--json")
+    assert json.loads(info.stdout)["url"] == shown
+    copied = obsctl(with_password, "db", "copy", with_password, str(tmp_path / "copy.db"))
+    down = obsctl(with_password.replace(":5432/", f":{_closed_port()}/"), "sessions", "list", check=False)
+    for output in (server.log(), info.stdout, info.stderr, copied.stdout, copied.stderr, down.stderr):
+        assert "s3cret-pw" not in output
+    assert down.returncode == 1 and "postgres:***@" in down.stderr
