@@ -1,7 +1,6 @@
 """Concurrent writers on one database: HTTP clients, a CLI ingest and alert evaluation."""
 
 import json
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -9,16 +8,17 @@ import threading
 import requests
 
 from tests.conftest import event, start_server
+from tests.store_support import open_any
 
 
-def test_http_clients_cli_ingest_and_evaluate_share_the_database(tmp_path, db_path):
+def test_http_clients_cli_ingest_and_evaluate_share_the_database(tmp_path, db_url, backend):
     big = tmp_path / "big.jsonl"
     with open(big, "w") as f:
         for i in range(30_000):
             f.write(json.dumps(event(f"cli-{i // 100}", event_id=f"cli-{i}", tokens_in=1,
                                      duration_ms=5, input_data={"p": "x" * 100})) + "\n")
-    server = start_server(db_path, tmp_path, {"OBSCTL_RATE_LIMITS": "off"})
-    obsctl = [sys.executable, "-m", "obsctl", "--db", str(db_path)]
+    server = start_server(db_url, tmp_path, {"OBSCTL_RATE_LIMITS": "off"})
+    obsctl = [sys.executable, "-m", "obsctl", "--db", str(db_url)]
     subprocess.run([*obsctl, "alerts", "rules", "add", "--name", "slow", "--metric", "avg_duration_ms",
                     "--operator", ">", "--threshold", "1", "--cooldown-minutes", "0"],
                    check=True, capture_output=True)
@@ -60,8 +60,13 @@ def test_http_clients_cli_ingest_and_evaluate_share_the_database(tmp_path, db_pa
     for done in evaluations:
         assert done.returncode == 0, done.stderr
         assert "locked" not in done.stderr
-    conn = sqlite3.connect(db_path)
-    assert conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 30_000 + 4 * 15 * 200
-    assert conn.execute("SELECT COUNT(DISTINCT event_id) FROM events").fetchone()[0] == 30_000 + 12_000
-    assert conn.execute("SELECT SUM(event_count) FROM sessions").fetchone()[0] == 42_000
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db = open_any(db_url)
+    try:
+        conn = db.conn
+        assert conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 30_000 + 4 * 15 * 200
+        assert conn.execute("SELECT COUNT(DISTINCT event_id) FROM events").fetchone()[0] == 30_000 + 12_000
+        assert conn.execute("SELECT SUM(event_count) FROM sessions").fetchone()[0] == 42_000
+        if backend == "sqlite":
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        db.close()

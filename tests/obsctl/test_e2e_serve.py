@@ -2,7 +2,6 @@
 
 import http.client
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -13,6 +12,7 @@ import pytest
 import requests
 
 from tests.conftest import event, free_port
+from tests.store_support import open_any
 
 
 def test_ingest_and_read_back_over_http(live_server):
@@ -83,7 +83,7 @@ def _start_post(connection: http.client.HTTPConnection, body: bytes, sent: int) 
     connection.send(body[:sent])
 
 
-def test_sigterm_lets_in_flight_requests_finish(live_server, db_path):
+def test_sigterm_lets_in_flight_requests_finish(live_server, db_url):
     """SIGTERM arrives while requests are in flight: every one of them is answered 200 and
     stored. The signal certainly overlaps them: on each connection (accepted by the server, as
     a first request answered on it proves) the server has received the headers and part of the
@@ -113,8 +113,11 @@ def test_sigterm_lets_in_flight_requests_finish(live_server, db_path):
     assert server.process.wait(timeout=30) == 0
     assert "obsctl server stopped" in server.log()
     # What was acknowledged is stored.
-    with sqlite3.connect(db_path) as conn:
-        counts = dict(conn.execute("SELECT session_id, COUNT(*) FROM events GROUP BY session_id"))
+    db = open_any(db_url)
+    try:
+        counts = dict(db.conn.execute("SELECT session_id, COUNT(*) FROM events GROUP BY session_id").fetchall())
+    finally:
+        db.close()
     assert counts == {f"drain{c}": 500 for c in range(len(bodies))}
     # And a new connection is refused once the server has stopped.
     with pytest.raises(requests.ConnectionError):
