@@ -31,7 +31,7 @@ def failure_report(output: str) -> str:
     return re.sub(r"-d '(.{200}).*?' (http)", r"-d '\1...' \2", section, flags=re.DOTALL)[:15000]
 
 
-def seed_demo(db_path: Path, tmp_path: Path) -> None:
+def seed_demo(db_path: Path | str, tmp_path: Path) -> None:
     """Load the bundled demo sample so responses with real data are checked too."""
     root = Path(__file__).resolve().parent.parent.parent
     events = tmp_path / "demo.jsonl"
@@ -42,10 +42,10 @@ def seed_demo(db_path: Path, tmp_path: Path) -> None:
                    check=True)
 
 
-def test_api_conforms_to_its_openapi_document(tmp_path):
-    seed_demo(tmp_path / "fuzz.db", tmp_path)
+def test_api_conforms_to_its_openapi_document(tmp_path, db_url):
+    seed_demo(db_url, tmp_path)
     # With a key set, the documented security is real: requests without it must get 401.
-    server = start_server(tmp_path / "fuzz.db", tmp_path,
+    server = start_server(db_url, tmp_path,
                           {"OBSCTL_RATE_LIMITS": "off", "SERVICE_API_KEY": "fuzz-key"}, threads=4)
     st = Path(sys.executable).with_name("st")
     try:
