@@ -78,21 +78,25 @@ def cli_ingest(jsonl: Path, db_file: Path) -> tuple[float, float]:
     return run_measured([*OBSCTL, "--db", str(db_file), "ingest", "--quiet", str(jsonl)])
 
 
-def http_ingest(events: list[dict], db_file: Path, threads: int = 4, batch: int = 1000) -> float:
+def http_ingest(events: list[dict], where: Path | str, tmp: Path | None = None, *, instances: int = 1,
+                threads: int = 4, batch: int = 1000) -> float:
+    """Seconds to POST `events` to `instances` real `obsctl serve` processes on `where` (a
+    SQLite file or a PostgreSQL URL), `threads` keep-alive clients per instance."""
     import http.client
 
     sys.path.insert(0, str(ROOT / "tests"))
     from conftest import start_server
 
-    server = start_server(db_file, db_file.parent, {"OBSCTL_RATE_LIMITS": "off"}, threads=4)
+    logs = tmp or Path(where).parent
+    servers = [start_server(where, logs, {"OBSCTL_RATE_LIMITS": "off"}, threads=4) for _ in range(instances)]
     try:
         bodies = [orjson.dumps({"events": events[i:i + batch]}) for i in range(0, len(events), batch)]
         lock = threading.Lock()
         failures = []
 
-        def worker():
+        def worker(n: int):
             # http.client with keep-alive: a light client, so the figure is the server's.
-            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+            conn = http.client.HTTPConnection("127.0.0.1", servers[n % instances].port, timeout=60)
             while True:
                 with lock:
                     if not bodies:
@@ -106,7 +110,7 @@ def http_ingest(events: list[dict], db_file: Path, threads: int = 4, batch: int 
                     failures.append(response.status)
 
         started = time.perf_counter()
-        pool = [threading.Thread(target=worker) for _ in range(threads)]
+        pool = [threading.Thread(target=worker, args=(n,)) for n in range(threads * instances)]
         for t in pool:
             t.start()
         for t in pool:
@@ -116,7 +120,8 @@ def http_ingest(events: list[dict], db_file: Path, threads: int = 4, batch: int 
             raise SystemExit(f"HTTP ingest had failures: {failures[:5]}")
         return elapsed
     finally:
-        server.stop()
+        for server in servers:
+            server.stop()
 
 
 def main() -> None:

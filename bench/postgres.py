@@ -16,7 +16,6 @@ import os
 import random
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -28,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _dataset import ROOT, write_jsonl  # noqa: E402
 from _report import Report, median, sized  # noqa: E402
-from ingest import cli_ingest, run_measured  # noqa: E402
+from ingest import cli_ingest, http_ingest, run_measured  # noqa: E402
 
 ADMIN_URL = os.environ.get("OBSCTL_BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -49,62 +48,9 @@ class Schema:
             conn.execute(f'DROP SCHEMA IF EXISTS "{self.name}" CASCADE')
 
 
-def http_ingest(events: list[dict], where: str, tmp: Path, instances: int = 1, threads: int = 4,
-                batch: int = 1000) -> float:
-    """Events/s of POST /events through `instances` servers on `where`, clients spread over them."""
-    import http.client
-
-    from tests.conftest import start_server
-
-    servers = [start_server(where, tmp, {"OBSCTL_RATE_LIMITS": "off"}, threads=4) for _ in range(instances)]
-    try:
-        bodies = [orjson.dumps({"events": events[i:i + batch]}) for i in range(0, len(events), batch)]
-        lock = threading.Lock()
-        failures = []
-
-        def worker(n: int):
-            server = servers[n % instances]
-            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
-            while True:
-                with lock:
-                    if not bodies:
-                        conn.close()
-                        return
-                    body = bodies.pop()
-                conn.request("POST", "/events", body=body, headers={"Content-Type": "application/json"})
-                response = conn.getresponse()
-                response.read()
-                if response.status != 200:
-                    failures.append(response.status)
-
-        started = time.perf_counter()
-        pool = [threading.Thread(target=worker, args=(n,)) for n in range(threads * instances)]
-        for t in pool:
-            t.start()
-        for t in pool:
-            t.join()
-        elapsed = time.perf_counter() - started
-        if failures:
-            raise SystemExit(f"HTTP ingest had failures: {failures[:5]}")
-        return len(events) / elapsed
-    finally:
-        for server in servers:
-            server.stop()
-
-
-def p50_ms(fn, iterations: int) -> float:
-    fn(0)
-    samples = []
-    for i in range(iterations):
-        started = time.perf_counter()
-        fn(i)
-        samples.append((time.perf_counter() - started) * 1000)
-    return median(samples)
-
-
 def query_set(where: str, iterations: int, analytics_iterations: int) -> dict[str, float]:
     """p50 (ms) of the read views through the service layer, on 50-event sessions."""
-    from queries import service_cases
+    from queries import service_cases, timed
 
     from obsctl.services.storage import open_store
 
@@ -116,7 +62,7 @@ def query_set(where: str, iterations: int, analytics_iterations: int) -> dict[st
         picks = [rng.choice(ids) for _ in range(iterations + 2)]
         figures = {}
         for name, fn in service_cases(store, picks).items():
-            figures[name] = p50_ms(fn, analytics_iterations if name == "analytics" else iterations)
+            figures[name] = median(timed(fn, analytics_iterations if name == "analytics" else iterations))
         return figures
     finally:
         store.close()
@@ -150,11 +96,11 @@ def main() -> None:
 
         sqlite_rates, pg_rates, pg2_rates = [], [], []
         for run in range(args.runs):
-            sqlite_rates.append(http_ingest(events, str(tmp / f"http{run}.db"), tmp))
+            sqlite_rates.append(len(events) / http_ingest(events, tmp / f"http{run}.db"))
             with Schema() as url:
-                pg_rates.append(http_ingest(events, url, tmp))
+                pg_rates.append(len(events) / http_ingest(events, url, tmp))
             with Schema() as url:
-                pg2_rates.append(http_ingest(events, url, tmp, instances=2))
+                pg2_rates.append(len(events) / http_ingest(events, url, tmp, instances=2))
 
         def listed(rates):
             return ", ".join(f"{r:,.0f}" for r in rates)

@@ -56,12 +56,16 @@ def pytest_generate_tests(metafunc):
 def backend(request) -> str:
     name = request.param
     if name == "postgresql":
-        reason = backends.unavailable_reason()
-        if reason:
-            if backends.required():
-                pytest.fail(f"PostgreSQL is required here (CI): {reason}")
-            pytest.skip(f"PostgreSQL tests skipped: {reason}")
+        _require("PostgreSQL", backends.unavailable_reason())
     return name
+
+
+def _require(service: str, reason: str | None) -> None:
+    """Skip the test when `service` is unavailable (`reason`), or fail it under CI."""
+    if reason:
+        if backends.required():
+            pytest.fail(f"{service} is required here (CI): {reason}")
+        pytest.skip(f"{service} tests skipped: {reason}")
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -79,11 +83,7 @@ def pytest_terminal_summary(terminalreporter):
 def pg_url():
     """A fresh PostgreSQL schema's URL, for tests about PostgreSQL itself (skipped without a
     server; a failure under CI)."""
-    reason = backends.unavailable_reason()
-    if reason:
-        if backends.required():
-            pytest.fail(f"PostgreSQL is required here (CI): {reason}")
-        pytest.skip(f"PostgreSQL tests skipped: {reason}")
+    _require("PostgreSQL", backends.unavailable_reason())
     name, url = backends.new_schema()
     yield url
     backends.drop_schema(name)
@@ -92,11 +92,7 @@ def pg_url():
 @pytest.fixture
 def redis_url():
     """A Redis database emptied for the test (skipped without a server; a failure under CI)."""
-    reason = backends.redis_unavailable_reason()
-    if reason:
-        if backends.required():
-            pytest.fail(f"Redis is required here (CI): {reason}")
-        pytest.skip(f"Redis tests skipped: {reason}")
+    _require("Redis", backends.redis_unavailable_reason())
     import redis
 
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")

@@ -102,31 +102,24 @@ def open_store(settings_or_url: Any, *, mode: str = "create", write_queue: int |
         write_queue = getattr(settings_or_url, "write_queue", None) or 8
     if write_timeout is None:
         write_timeout = getattr(settings_or_url, "write_timeout", None) or 10.0
-    if is_postgres_url(target):
+    location = _location(target)
+    if location.get("db_url"):
         from obsctl.store.postgres.pg_store import PgStore
 
         pool_size = write_queue + 8 if mode == "server" else 4
-        return PgStore.open(str(target), mode, pool_size=pool_size)
+        return PgStore.open(location["db_url"], mode, pool_size=pool_size)
     from obsctl.store.sqlite.sqlite_store import SqliteStore
 
-    return SqliteStore.open(_sqlite_path(target), mode, write_queue=write_queue,
+    return SqliteStore.open(location["db_path"], mode, write_queue=write_queue,
                             write_timeout=write_timeout)
 
 
-def is_postgres_url(target: Any) -> bool:
-    """Whether `target` (a path or a URL) names a PostgreSQL database."""
-    return isinstance(target, str) and target.partition("://")[0] in ("postgresql", "postgres")
-
-
 def _sqlite_path(target: Any) -> Path:
-    text = str(target)
-    if "://" not in text:
-        return Path(text)
-    scheme, _, rest = text.partition("://")
-    if scheme != "sqlite":
-        from obsctl.errors import InvalidInput
+    return _location(target)["db_path"]
 
-        raise InvalidInput(f"unsupported database URL scheme {scheme!r}: use a SQLite path, "
-                           f"sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
-    # sqlite:///relative.db, sqlite:////absolute.db (the third slash ends the empty host)
-    return Path(rest[1:] if rest.startswith("/") else rest)
+
+def _location(target: Any) -> dict:
+    """config.database_location: the one reading of a path or URL (sqlite:///, postgresql://)."""
+    from obsctl.config import database_location
+
+    return database_location(target)

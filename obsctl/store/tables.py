@@ -34,3 +34,11 @@ COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 TABLE_COLUMNS = dict(COPIED_TABLES)
+
+# The sums over all sessions that a faithful copy keeps (the copy's verification), one query
+# for both backends, and the names of its columns.
+SESSION_TOTALS = ("SELECT COUNT(*), COALESCE(SUM(event_count), 0), COALESCE(SUM(error_count), 0), "
+                  "COALESCE(SUM(total_tokens_in), 0), COALESCE(SUM(total_tokens_out), 0), "
+                  "COALESCE(SUM(body_events), 0), COALESCE(SUM(error_events), 0) FROM sessions")
+SESSION_TOTAL_NAMES = ("sessions", "events", "errors", "tokens_in", "tokens_out", "body_events",
+                       "error_events")

@@ -10,28 +10,17 @@ from __future__ import annotations
 
 import psycopg
 
+from obsctl.store.analytics_sql import EVENT_TYPES as _EVENT_TYPES
+from obsctl.store.analytics_sql import HOURLY as _HOURLY
+from obsctl.store.analytics_sql import OVERVIEW as _OVERVIEW
+from obsctl.store.analytics_sql import OVERVIEW_COLUMNS
+from obsctl.store.analytics_sql import STARTS as _STARTS
 from obsctl.store.postgres import event_stats
 from obsctl.store.postgres.schema import SESSION_DURATION_MS
 
-_OVERVIEW = """
-SELECT COALESCE(SUM(sessions), 0),
-       COALESCE(SUM(CASE WHEN status = 'active' THEN sessions END), 0),
-       COALESCE(SUM(CASE WHEN status = 'completed' THEN sessions END), 0),
-       COALESCE(SUM(CASE WHEN status = 'error' THEN sessions END), 0),
-       COALESCE(SUM(events), 0),
-       COALESCE(SUM(tokens_in), 0),
-       COALESCE(SUM(tokens_out), 0),
-       SUM(duration_sum), SUM(ended)
-FROM session_stats
-"""
-_STARTS = ("SELECT (SELECT MIN(started_at) FROM sessions), "
-           "(SELECT MAX(started_at) FROM sessions)")
 # The same expression text as idx_sessions_duration (schema.py m009), so the index serves it.
 _DURATIONS = (f"SELECT (SELECT MIN({SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL), "
               f"(SELECT MAX({SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL)")
-OVERVIEW_COLUMNS = ("total_sessions", "active_sessions", "completed_sessions", "error_sessions",
-                    "total_events", "total_tokens_in", "total_tokens_out", "earliest_session",
-                    "latest_session", "duration_avg", "duration_min", "duration_max")
 
 _TOP_AGENTS = """
 SELECT agent_name, SUM(sessions), SUM(tokens_in + tokens_out) AS tokens
@@ -61,15 +50,6 @@ GROUP BY model
 ORDER BY calls DESC, model
 """
 
-_EVENT_TYPES = """
-SELECT event_type, SUM(event_count) AS n
-FROM event_stats
-WHERE event_type NOT IN ('session_start', 'session_end')
-GROUP BY event_type
-ORDER BY n DESC, event_type
-"""
-
-_HOURLY = "SELECT hour, SUM(event_count) FROM event_stats GROUP BY hour ORDER BY hour"
 
 # A rebuild that loses a deadlock to an ingest transaction is redone.
 _REPAIR_ATTEMPTS = 3

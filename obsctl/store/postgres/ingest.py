@@ -92,7 +92,7 @@ def write_batch(
     module for the shapes). With `skip_existing`, a batch some of whose ids are already
     stored writes no event and returns how many were new: the caller redoes it exactly."""
     if rows:  # first, before this batch holds any row lock another batch could wait for
-        _partitions(conn).ensure(conn, {row[3] for row in rows})
+        partitions_of(conn).ensure(conn, {row[3] for row in rows})
     keys = sorted(row[0] for row in rows)
     if skip_existing:
         claimed = len(conn.execute(_CLAIM_NEW_KEYS, [keys]).fetchall())
@@ -118,7 +118,7 @@ def write_batch(
     return len(rows)
 
 
-def _partitions(conn: psycopg.Connection) -> partitions.Partitions:
+def partitions_of(conn: psycopg.Connection) -> partitions.Partitions:
     """The partitions known for the database and schema `conn` works in."""
     key = conn.info.dsn
     known = _PARTITIONS.get(key)

@@ -191,8 +191,10 @@ class PgStore:
 
     @contextmanager
     def _unit(self, *, snapshot: bool = False) -> Iterator[PgStore]:
+        """A transaction on the thread's connection: nested, a savepoint (a snapshot inside a
+        unit is the unit); outermost, a connection borrowed for it, errors translated at its end."""
         conn = getattr(self._local, "conn", None)
-        if conn is not None:  # nested: a savepoint (a snapshot inside a unit is the unit)
+        if conn is not None:
             if snapshot:
                 yield self
             else:
@@ -200,17 +202,24 @@ class PgStore:
                     yield self
             return
         try:
-            with self._pool.connection() as conn:
-                self._local.conn = conn
-                try:
-                    with conn.transaction():
-                        if snapshot:
-                            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                        yield self
-                finally:
-                    self._local.conn = None
+            with self._outermost(snapshot=snapshot):
+                yield self
         except (psycopg.Error, PoolTimeout) as exc:
             raise translate_error(exc, self.url) from None
+
+    @contextmanager
+    def _outermost(self, *, snapshot: bool = False) -> Iterator[None]:
+        """Borrow a connection, make it the thread's, and run one transaction on it; errors
+        are left as PostgreSQL's (the caller translates, or retries)."""
+        with self._pool.connection() as conn:
+            self._local.conn = conn
+            try:
+                with conn.transaction():
+                    if snapshot:
+                        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    yield
+            finally:
+                self._local.conn = None
 
     # Units of work -------------------------------------------------------------------------
 
@@ -228,13 +237,8 @@ class PgStore:
                 return work(self)
         for attempt in range(RETRIES):
             try:
-                with self._pool.connection() as conn:
-                    self._local.conn = conn
-                    try:
-                        with conn.transaction():
-                            return work(self)
-                    finally:
-                        self._local.conn = None
+                with self._outermost():
+                    return work(self)
             except _RETRYABLE as exc:
                 if attempt == RETRIES - 1:
                     raise translate_error(exc, self.url) from None

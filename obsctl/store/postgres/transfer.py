@@ -8,8 +8,8 @@ from collections.abc import Iterator, Sequence
 import psycopg
 from psycopg import sql
 
-from obsctl.store.postgres import event_stats, partitions
-from obsctl.store.tables import TABLE_COLUMNS
+from obsctl.store.postgres import event_stats, ingest
+from obsctl.store.tables import SESSION_TOTAL_NAMES, SESSION_TOTALS, TABLE_COLUMNS
 
 # The column that orders a table's rows as they were written.
 _ARRIVAL = {"events": "id", "sla_snapshots": "id", "alert_rules": "seq", "alert_events": "seq",
@@ -63,7 +63,7 @@ def insert_rows(conn: psycopg.Connection, table: str, rows: Sequence[tuple]) -> 
     """Append rows read by `table_rows` (inside the copy's transaction), with COPY."""
     columns = _columns(table)
     if table == "events":
-        partitions.Partitions().ensure(conn, {row[4] for row in rows})
+        ingest.partitions_of(conn).ensure(conn, {row[4] for row in rows})
         conn.execute("INSERT INTO event_keys (event_id) SELECT unnest(%s::text[])", [[row[1] for row in rows]])
     copy = sql.SQL("COPY {} ({}) FROM STDIN").format(sql.Identifier(table), _identifiers(columns))
     with conn.cursor().copy(copy) as writer:
@@ -84,9 +84,4 @@ def finish_copy(conn: psycopg.Connection) -> None:
 
 def session_totals(conn: psycopg.Connection) -> dict:
     """Sums over all sessions that a faithful copy keeps (the copy's verification)."""
-    row = conn.execute(
-        "SELECT COUNT(*), COALESCE(SUM(event_count), 0), COALESCE(SUM(error_count), 0), "
-        "COALESCE(SUM(total_tokens_in), 0), COALESCE(SUM(total_tokens_out), 0), "
-        "COALESCE(SUM(body_events), 0), COALESCE(SUM(error_events), 0) FROM sessions").fetchone()
-    return dict(zip(("sessions", "events", "errors", "tokens_in", "tokens_out", "body_events",
-                     "error_events"), row))
+    return dict(zip(SESSION_TOTAL_NAMES, conn.execute(SESSION_TOTALS).fetchone()))

@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import sqlite_utils
 
+from obsctl.store.analytics_sql import EVENT_TYPES as _EVENT_TYPES
+from obsctl.store.analytics_sql import HOURLY as _HOURLY
+from obsctl.store.analytics_sql import OVERVIEW as _OVERVIEW
+from obsctl.store.analytics_sql import OVERVIEW_COLUMNS
+from obsctl.store.analytics_sql import STARTS as _STARTS
 from obsctl.store.sqlite import event_stats
 from obsctl.store.sqlite.db import (
     is_readonly,
@@ -24,24 +29,9 @@ _SESSION_DURATION_MS = (
     "MAX(0, CAST(ROUND((julianday(ended_at) - julianday(started_at)) * 86400000.0) AS INTEGER))"
 )
 
-_OVERVIEW = """
-SELECT COALESCE(SUM(sessions), 0),
-       COALESCE(SUM(CASE WHEN status = 'active' THEN sessions END), 0),
-       COALESCE(SUM(CASE WHEN status = 'completed' THEN sessions END), 0),
-       COALESCE(SUM(CASE WHEN status = 'error' THEN sessions END), 0),
-       COALESCE(SUM(events), 0),
-       COALESCE(SUM(tokens_in), 0),
-       COALESCE(SUM(tokens_out), 0),
-       SUM(duration_sum), SUM(ended)
-FROM session_stats
-"""
-_STARTS = ("SELECT (SELECT MIN(started_at) FROM sessions), "
-           "(SELECT MAX(started_at) FROM sessions)")
+
 _DURATIONS = (f"SELECT (SELECT MIN({_SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL), "
               f"(SELECT MAX({_SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL)")
-OVERVIEW_COLUMNS = ("total_sessions", "active_sessions", "completed_sessions", "error_sessions",
-                    "total_events", "total_tokens_in", "total_tokens_out", "earliest_session",
-                    "latest_session", "duration_avg", "duration_min", "duration_max")
 
 _TOP_AGENTS = """
 SELECT agent_name, SUM(sessions), SUM(tokens_in + tokens_out) AS tokens
@@ -70,16 +60,6 @@ WHERE model <> ''
 GROUP BY model
 ORDER BY calls DESC, model
 """
-
-_EVENT_TYPES = """
-SELECT event_type, SUM(event_count) AS n
-FROM event_stats
-WHERE event_type NOT IN ('session_start', 'session_end')
-GROUP BY event_type
-ORDER BY n DESC, event_type
-"""
-
-_HOURLY = "SELECT hour, SUM(event_count) FROM event_stats GROUP BY hour ORDER BY hour"
 
 
 def rollup_is_current(db: sqlite_utils.Database) -> bool:

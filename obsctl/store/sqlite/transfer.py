@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 import sqlite_utils
 
 from obsctl.store.sqlite import bulk, event_stats
-from obsctl.store.tables import TABLE_COLUMNS
+from obsctl.store.tables import SESSION_TOTAL_NAMES, SESSION_TOTALS, TABLE_COLUMNS
 
 
 def tables(db: sqlite_utils.Database) -> list[str]:
@@ -55,9 +55,4 @@ def finish_copy(db: sqlite_utils.Database) -> None:
 
 def session_totals(db: sqlite_utils.Database) -> dict:
     """Sums over all sessions that a faithful copy keeps (the copy's verification)."""
-    row = db.conn.execute(
-        "SELECT COUNT(*), COALESCE(SUM(event_count), 0), COALESCE(SUM(error_count), 0), "
-        "COALESCE(SUM(total_tokens_in), 0), COALESCE(SUM(total_tokens_out), 0), "
-        "COALESCE(SUM(body_events), 0), COALESCE(SUM(error_events), 0) FROM sessions").fetchone()
-    return dict(zip(("sessions", "events", "errors", "tokens_in", "tokens_out", "body_events",
-                     "error_events"), row))
+    return dict(zip(SESSION_TOTAL_NAMES, db.conn.execute(SESSION_TOTALS).fetchone()))
