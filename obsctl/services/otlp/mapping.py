@@ -51,6 +51,8 @@ _CONTENT_KEYS = frozenset({
 # OpenLLMetry flattens messages: gen_ai.prompt.0.role, gen_ai.prompt.0.content, ...
 _PROMPT_PREFIX = "gen_ai.prompt."
 _COMPLETION_PREFIX = "gen_ai.completion."
+_FLATTENED_PREFIXES = (_PROMPT_PREFIX, _COMPLETION_PREFIX)
+_NONE: list = []  # no flattened messages (never changed)
 # Parsed JSON deeper than this could not be written back by the JSON encoder.
 _MAX_BRACKETS = 200
 
@@ -104,64 +106,75 @@ def service_name(span: SpanRecord) -> str | None:
 
 def span_role(span: SpanRecord) -> str | None:
     """tool, llm or agent; explicit operation names and span kinds win over a model hint."""
-    operation = attr(span, "gen_ai.operation.name")
-    oi_kind = attr(span, "openinference.span.kind")
+    get = span.lookup.get
+    operation = get("gen_ai.operation.name")
+    oi_kind = get("openinference.span.kind")
     oi_kind = oi_kind.upper() if type(oi_kind) is str else None
-    tl_kind = attr(span, "traceloop.span.kind")
+    tl_kind = get("traceloop.span.kind")
     if operation == "execute_tool" or oi_kind == "TOOL" or tl_kind == "tool":
         return TOOL
     if operation in LLM_OPERATIONS or oi_kind in ("LLM", "EMBEDDING"):
         return LLM
     if operation in AGENT_OPERATIONS or oi_kind in ("AGENT", "CHAIN") or tl_kind in ("agent", "workflow"):
         return AGENT
-    if attr(span, "gen_ai.request.model") is not None:
+    if get("gen_ai.request.model") is not None:
         return LLM
     return None
+
+
+# ISO text of whole seconds already formatted: the spans of a request share few seconds.
+_ISO_SECONDS: dict[int, str] = {}
+_ISO_SECONDS_KEPT = 4096
 
 
 def ns_to_iso(ns: int) -> str:
     """Unix nanoseconds as obsctl's normalised timestamp text (UTC, milliseconds, Z)."""
     seconds, rest = divmod(ns, 1_000_000_000)
-    t = time.gmtime(seconds)
-    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
-            f"{t.tm_sec:02d}.{rest // 1_000_000:03d}Z")
+    prefix = _ISO_SECONDS.get(seconds)
+    if prefix is None:
+        t = time.gmtime(seconds)
+        prefix = (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
+                  f"{t.tm_sec:02d}.")
+        if len(_ISO_SECONDS) >= _ISO_SECONDS_KEPT:
+            _ISO_SECONDS.clear()
+        _ISO_SECONDS[seconds] = prefix
+    return f"{prefix}{rest // 1_000_000:03d}Z"
 
 
 def span_to_event(span: SpanRecord, session_id: str) -> dict:
     """The raw event (as POST /events takes it) for one span of session `session_id`."""
     role = span_role(span)
-    attrs = span.attributes
-    other, prompts, completions = _split_attributes(attrs)
+    get = span.lookup.get
+    other, prompts, completions = _split_attributes(span.attributes)
+    trace_id = span.trace_id
     event: dict[str, Any] = {
-        "event_id": f"{span.trace_id}:{span.span_id}",
+        "event_id": f"{trace_id}:{span.span_id}",
         "session_id": session_id,
         "event_type": _EVENT_TYPES.get(role, "generic"),
         "timestamp": ns_to_iso(span.start_ns),
     }
     if span.parent_span_id:
-        event["parent_id"] = f"{span.trace_id}:{span.parent_span_id}"
+        event["parent_id"] = f"{trace_id}:{span.parent_span_id}"
     if span.end_ns >= span.start_ns:
         event["duration_ms"] = (span.end_ns - span.start_ns) / 1e6
-    agent = explicit_agent(span) or service_name(span)
+    agent = explicit_agent(span) or _identifier(get("service.name"))
     if agent is not None:
         event["agent_name"] = agent
-    model = first_attr(span, MODEL_KEYS)
-    if model is not None:
-        event["model"] = model
-    tokens_in = _count(first_attr(span, TOKENS_IN_KEYS))
-    if tokens_in is not None:
-        event["tokens_in"] = tokens_in
-    tokens_out = _count(first_attr(span, TOKENS_OUT_KEYS))
-    if tokens_out is not None:
-        event["tokens_out"] = tokens_out
+    for name, keys in _FIRST_OF:
+        for key in keys:
+            value = get(key)
+            if value is not None and value != "":
+                event[name] = _count(value) if name != "model" else value
+                break
 
     input_data = _input_data(span, prompts)
     output_data, reasoning = _output_data(span, completions)
     tool_call = _tool_call(span, role)
-    error = _error(span)
-    if error is not None:
-        event["event_type"] = "tool_error" if role == TOOL else "error"
-        output_data = {**(output_data or {}), **error}
+    if span.status_code == STATUS_ERROR or span.events or get("error.type") not in (None, ""):
+        error = _error(span)
+        if error is not None:
+            event["event_type"] = "tool_error" if role == TOOL else "error"
+            output_data = {**(output_data or {}), **error}
     if input_data is not None:
         event["input_data"] = input_data
     if output_data is not None:
@@ -172,6 +185,10 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
         event["decision_trace"] = {"reasoning": reasoning}
     event["metadata"] = _metadata(span, other)
     return event
+
+
+# Event fields read from the first attribute present of several conventions.
+_FIRST_OF = (("model", MODEL_KEYS), ("tokens_in", TOKENS_IN_KEYS), ("tokens_out", TOKENS_OUT_KEYS))
 
 
 def _count(value: Any) -> Any:
@@ -191,13 +208,15 @@ def _split_attributes(attrs: dict) -> tuple[dict, list, list]:
     for key, value in attrs.items():
         if key in _CONTENT_KEYS:
             continue
-        if key.startswith("gen_ai."):
-            if key.startswith(_PROMPT_PREFIX) and _put_indexed(prompts, key[len(_PROMPT_PREFIX):], value):
-                continue
-            if key.startswith(_COMPLETION_PREFIX) and _put_indexed(
-                    completions, key[len(_COMPLETION_PREFIX):], value):
+        if key.startswith(_FLATTENED_PREFIXES):
+            if key.startswith(_PROMPT_PREFIX):
+                if _put_indexed(prompts, key[len(_PROMPT_PREFIX):], value):
+                    continue
+            elif _put_indexed(completions, key[len(_COMPLETION_PREFIX):], value):
                 continue
         other[key] = value
+    if not prompts and not completions:
+        return other, _NONE, _NONE
     return (other, [prompts[i] for i in sorted(prompts)],
             [completions[i] for i in sorted(completions)])
 

@@ -130,40 +130,48 @@ def decode_protobuf(data: bytes) -> list[SpanRecord | RejectedSpan]:
 def _pb_span(span, resource: dict, scope: str | None, position: tuple) -> SpanRecord | RejectedSpan:
     trace_id = span.trace_id.hex()
     span_id = span.span_id.hex()
-    problem = id_problem(trace_id, 32, "trace id") or id_problem(span_id, 16, "span id")
-    if problem:
+    if len(trace_id) != 32 or len(span_id) != 16 or trace_id == _ZERO_TRACE or span_id == _ZERO_SPAN:
         r_index, s_index, index = position
-        return RejectedSpan(f"resourceSpans[{r_index}].scopeSpans[{s_index}].spans[{index}]", problem)
-    label = f"{trace_id}:{span_id}"
+        return RejectedSpan(f"resourceSpans[{r_index}].scopeSpans[{s_index}].spans[{index}]",
+                            id_problem(trace_id, 32, "trace id") or id_problem(span_id, 16, "span id"))
     parent = span.parent_span_id.hex()
-    if parent.count("0") == len(parent):
+    if not parent or parent == _ZERO_SPAN:
         parent = None  # empty, or all zero as some exporters write a root's parent
     elif len(parent) != 16:
-        return RejectedSpan(label, f"parent span id must be 8 bytes, got {len(parent) // 2}")
+        if parent.count("0") == len(parent):
+            parent = None
+        else:
+            return RejectedSpan(f"{trace_id}:{span_id}",
+                                f"parent span id must be 8 bytes, got {len(parent) // 2}")
     start, end = span.start_time_unix_nano, span.end_time_unix_nano
-    problem = time_problem(start, end)
-    if problem:
-        return RejectedSpan(label, problem)
-    events = [(e.name, _pb_attributes(e.attributes)) for e in span.events]
+    if start == 0 or start >= MAX_UNIX_NANO or end >= MAX_UNIX_NANO:
+        return RejectedSpan(f"{trace_id}:{span_id}", time_problem(start, end))
+    events = [(e.name, _pb_attributes(e.attributes)) for e in span.events] if span.events else []
+    status = span.status
     return SpanRecord(trace_id, span_id, parent, span.name, span.kind, start, end,
-                      _pb_attributes(span.attributes), events, span.status.code,
-                      span.status.message, resource, scope)
+                      _pb_attributes(span.attributes), events, status.code, status.message,
+                      resource, scope)
+
+
+_ZERO_TRACE = "0" * 32
+_ZERO_SPAN = "0" * 16
+# AnyValue kinds read as they are; the others need _pb_value.
+_SCALAR_KINDS = frozenset({"string_value", "int_value", "double_value", "bool_value"})
 
 
 def _pb_attributes(key_values) -> dict:
-    return {kv.key: _pb_value(kv.value, 0) for kv in key_values}
+    attributes = {}
+    for kv in key_values:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        attributes[kv.key] = getattr(value, kind) if kind in _SCALAR_KINDS else _pb_value(value, 0)
+    return attributes
 
 
 def _pb_value(value, depth: int) -> Any:
     kind = value.WhichOneof("value")
-    if kind == "string_value":
-        return value.string_value
-    if kind == "int_value":
-        return value.int_value
-    if kind == "double_value":
-        return value.double_value
-    if kind == "bool_value":
-        return value.bool_value
+    if kind in _SCALAR_KINDS:
+        return getattr(value, kind)
     if kind is None or depth >= MAX_VALUE_DEPTH:
         return None
     if kind == "array_value":
