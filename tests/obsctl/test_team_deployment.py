@@ -383,13 +383,13 @@ def test_servers_starting_together_migrate_a_new_database_once(pg_url):
         t.join()
     try:
         assert errors == []
-        assert {store.schema_version() for store in stores} == {9}
+        assert {store.schema_version() for store in stores} == {10}
     finally:
         for store in stores:
             store.close()
     with psycopg.connect(pg_url) as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM _obsctl_migrations ORDER BY applied_order")]
-    assert len(names) == len(set(names)) == 9
+    assert len(names) == len(set(names)) == 10
 
 
 def test_a_password_in_the_url_is_never_shown(tmp_path, pg_url):

@@ -299,6 +299,15 @@ def _m009(conn: psycopg.Connection) -> None:
 
 
 # (name, apply): the names of obsctl/store/sqlite/schema.py's migrations, in order.
+def _m010(conn: psycopg.Connection) -> None:
+    # SQLite's m010: the sessions list's order as an index, which the list walks alone to its
+    # page (an index-only scan) before reading the page's rows.
+    conn.execute("DROP INDEX idx_sessions_started")
+    conn.execute("CREATE INDEX idx_sessions_started ON sessions(started_at DESC, session_id)")
+    conn.execute("DROP INDEX idx_sessions_status_started")
+    conn.execute("CREATE INDEX idx_sessions_status_started ON sessions(status, started_at DESC, session_id)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -309,6 +318,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m007_session_body_event_counts", _m007),
     ("m008_webhook_allow_private", _m008),
     ("m009_analytics_counters", _m009),
+    ("m010_sessions_newest_first", _m010),
 ]
 
 

@@ -34,8 +34,11 @@ def list_sessions(
     # SUM over BIGINT is NUMERIC on PostgreSQL: cast back so the count is an int.
     total = conn.execute(f"SELECT COALESCE(SUM(sessions), 0)::bigint FROM session_stats {where}",
                          params).fetchone()[0]
+    # The page is found on the index alone (idx_sessions_started or idx_sessions_status_started,
+    # in this order), so an offset skips index entries, not session rows.
     cursor = conn.execute(
-        f"{_SESSION_SELECT} {where} ORDER BY started_at DESC, session_id LIMIT %s OFFSET %s",
+        f"{_SESSION_SELECT} WHERE session_id IN (SELECT session_id FROM sessions {where} "
+        f"ORDER BY started_at DESC, session_id LIMIT %s OFFSET %s) ORDER BY started_at DESC, session_id",
         [*params, limit, offset],
     )
     return _rows(cursor, SESSION_COLUMNS), total

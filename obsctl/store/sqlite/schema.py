@@ -309,6 +309,16 @@ def m009_analytics_counters(db):
         db.execute(f"CREATE TRIGGER session_stats_{name} AFTER {event} ON sessions {when} BEGIN {body} END")
 
 
+@migrations()
+def m010_sessions_newest_first(db):
+    # The sessions list reads newest first with the session id breaking ties: an index in that
+    # order lets it walk the index alone (to the page's offset) and read just the page's rows.
+    db.execute("DROP INDEX idx_sessions_started")
+    db.execute("CREATE INDEX idx_sessions_started ON sessions(started_at DESC, session_id)")
+    db.execute("DROP INDEX idx_sessions_status_started")
+    db.execute("CREATE INDEX idx_sessions_status_started ON sessions(status, started_at DESC, session_id)")
+
+
 def _session_stats_change(new: str | None, old: str | None, duration: str) -> str:
     """One trigger statement adding the `new` session row to its group and taking the `old`
     one away (either may be None; with both, they are in the same group)."""

@@ -32,8 +32,11 @@ def list_sessions(
     where, params = ("WHERE status = ?", [status]) if status else ("", [])
     conn = db.conn
     total = conn.execute(f"SELECT COALESCE(SUM(sessions), 0) FROM session_stats {where}", params).fetchone()[0]
+    # The page is found on the index alone (idx_sessions_started or idx_sessions_status_started,
+    # in this order), so an offset skips index entries, not session rows.
     cursor = conn.execute(
-        f"{_SESSION_SELECT} {where} ORDER BY started_at DESC, session_id LIMIT ? OFFSET ?",
+        f"{_SESSION_SELECT} WHERE rowid IN (SELECT rowid FROM sessions {where} "
+        f"ORDER BY started_at DESC, session_id LIMIT ? OFFSET ?) ORDER BY started_at DESC, session_id",
         [*params, limit, offset],
     )
     return _rows(cursor, SESSION_COLUMNS), total
