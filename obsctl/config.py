@@ -123,6 +123,10 @@ class Settings:
     # and how long a request waits for its write to start before a 503.
     write_queue: int | None = None
     write_timeout: int = 10
+    # Remote mode: the CLI talks to the `obsctl serve` at this URL instead of opening a
+    # database, sending `remote_api_key` as X-API-Key (see obsctl/cli/base.run).
+    remote_url: str | None = None
+    remote_api_key: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
@@ -148,6 +152,8 @@ class Settings:
             header_timeout=_int_env(env, "OBSCTL_HEADER_TIMEOUT", 10),
             write_queue=_int_env(env, "OBSCTL_WRITE_QUEUE", 0) or None,
             write_timeout=_int_env(env, "OBSCTL_WRITE_TIMEOUT", 10),
+            remote_url=env.get("OBSCTL_URL") or None,
+            remote_api_key=env.get("OBSCTL_API_KEY") or None,
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:

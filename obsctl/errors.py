@@ -53,3 +53,8 @@ class StorageDamaged(ObsctlError):
 class StorageError(ObsctlError):
     """Any other database failure: a bug or an operator's problem, not the caller's (HTTP 500
     without the details, exit 1)."""
+
+
+class Unauthorized(ObsctlError):
+    """The obsctl server refused the request's API key, or asked for one that was not sent
+    (HTTP 401/403 answers in remote mode, exit 1). Raised by the client only."""

@@ -6,7 +6,7 @@ from datetime import date, timedelta
 
 import typer
 
-from obsctl.cli.base import open_readonly, translate_errors
+from obsctl.cli.base import run, translate_errors
 from obsctl.cli.output import MISSING, JsonFlag, console, escape, fmt_number, rich_cell, show
 
 CHART_DAYS = 14
@@ -33,7 +33,7 @@ def analytics_command(
     """
     from obsctl.services.analytics import get_analytics
 
-    show(get_analytics(open_readonly(ctx)), json_, _render, json_when_piped=True)
+    show(run(ctx, get_analytics), json_, _render, json_when_piped=True)
 
 
 def daily_series(points: list[dict], last_day: date, days: int) -> list[tuple[str, int]]:

@@ -116,6 +116,53 @@ def _store(ctx: typer.Context, mode: str):
     return store
 
 
+def run(ctx: typer.Context, use_case: Callable, *args, opening: str = "read", **kwargs):
+    """Run a use case where the data is, and return its result.
+
+    `use_case` is a service function (`obsctl.services.<area>...`) whose first parameter is the
+    store. Locally the store is opened (`opening`: read, existing or create, as
+    `open_readonly`, `open_existing` and `open_database`) and passed to it. With --url the
+    function of the same name in `obsctl.client.<area>` is called with the server's client
+    instead: it asks the HTTP API for the same data, so the command renders the same result
+    without knowing where it came from.
+    """
+    if settings_of(ctx).remote_url:
+        return remote_use_case(use_case)(client_of(ctx), *args, **kwargs)
+    return use_case(_store(ctx, opening), *args, **kwargs)
+
+
+def remote_use_case(use_case: Callable) -> Callable:
+    """The remote counterpart of a service function: `obsctl.client.<area>.<same name>`."""
+    import importlib
+
+    area = use_case.__module__.split(".")[2]
+    remote = getattr(importlib.import_module(f"obsctl.client.{area}"), use_case.__name__, None)
+    if remote is None:  # pragma: no cover - every use case the CLI runs has one (tests check)
+        raise AssertionError(f"obsctl.client.{area} has no {use_case.__name__}")
+    return remote
+
+
+def client_of(ctx: typer.Context):
+    """The HTTP client for --url, made once per command and closed when it ends."""
+    root = ctx.find_root()
+    client = getattr(root, "_obsctl_client", None)
+    if client is None:
+        from obsctl.client.http import Client
+
+        settings = settings_of(ctx)
+        client = Client(settings.remote_url, settings.remote_api_key)
+        root._obsctl_client = client
+        root.call_on_close(client.close)
+    return client
+
+
+def local_only(ctx: typer.Context, what: str) -> None:
+    """Refuse a command that works on a database file, not through a server, under --url."""
+    if settings_of(ctx).remote_url:
+        raise typer.BadParameter(f"{what} works on a local database and cannot run against a server; "
+                                 f"drop --url (and $OBSCTL_URL)", param_hint="--url")
+
+
 def error(message: str) -> None:
     sys.stderr.write(f"Error: {message}\n" if not message.startswith("  ") else f"{message}\n")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import open_readonly, translate_errors
+from obsctl.cli.base import run, translate_errors
 from obsctl.cli.output import (
     MISSING,
     JsonFlag,
@@ -45,7 +45,7 @@ def compare_command(
     """
     from obsctl.services.sessions.compare import compare_sessions
 
-    show(compare_sessions(open_readonly(ctx), session_a, session_b), json_, _render, plain=_plain)
+    show(run(ctx, compare_sessions, session_a, session_b), json_, _render, plain=_plain)
 
 
 def _coloured(text: str, value) -> Styled:

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from obsctl.cli.base import open_readonly, translate_errors
+from obsctl.cli.base import run, translate_errors
 from obsctl.cli.output import JsonFlag, console, show
 
 
@@ -28,7 +28,7 @@ def explain_command(
     """
     from obsctl.services.sessions.explain import explain_session
 
-    show(explain_session(open_readonly(ctx), session_id), json_, _print_source if raw else _render,
+    show(run(ctx, explain_session, session_id), json_, _print_source if raw else _render,
          plain=_print_source)
 
 

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from obsctl.cli.base import notice, open_readonly, translate_errors
+from obsctl.cli.base import notice, run, translate_errors
 from obsctl.cli.options import checked
 from obsctl.cli.output import JsonFlag
 from obsctl.errors import InvalidInput
@@ -43,7 +43,7 @@ def export_command(
 
     if json_ and fmt != "json":
         raise typer.BadParameter("--json cannot be combined with --format csv", param_hint="--json")
-    stream = export_session(open_readonly(ctx), session_id, fmt)
+    stream = run(ctx, export_session, session_id, fmt)
     if output is None:
         out = sys.stdout.buffer
         for chunk in stream.chunks:

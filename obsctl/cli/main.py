@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from obsctl import __version__
@@ -22,8 +24,9 @@ from obsctl.cli import (
     webhooks,
 )
 from obsctl.cli.base import ObsTyper
+from obsctl.client.keys import read_key_file
 from obsctl.config import Settings
-from obsctl.errors import ObsctlError
+from obsctl.errors import InvalidInput, ObsctlError
 
 app = ObsTyper(
     name="obsctl",
@@ -46,12 +49,31 @@ def root(
         help="Where the data is: a SQLite file (or sqlite:///PATH), or postgresql://USER@HOST:PORT/DB "
              "[default: $XDG_DATA_HOME/obsctl/obsctl.db]",
     ),
+    url: str | None = typer.Option(
+        None, "--url", envvar="OBSCTL_URL", show_envvar=True, metavar="URL",
+        help="Work against the obsctl server at URL (its HTTP API) instead of a database; "
+             "the key is read from $OBSCTL_API_KEY or --api-key-file.",
+    ),
+    api_key_file: Path | None = typer.Option(
+        None, "--api-key-file", metavar="FILE", dir_okay=False,
+        help="Read the server's API key from FILE (for --url; instead of $OBSCTL_API_KEY).",
+    ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Show the version and exit."),
 ) -> None:
     """Observability for LLM agents."""
     try:
-        ctx.obj = Settings.from_env(db_path=db)
+        if db is not None and url is not None:
+            # What the command line says wins over the environment; two of the same kind clash.
+            # (Typer carries its own click: the source is compared by name.)
+            db_given, url_given = (getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"
+                                   for name in ("db", "url"))
+            if db_given == url_given:
+                raise InvalidInput("--db (or $OBSCTL_DATABASE_URL) and --url (or $OBSCTL_URL) cannot "
+                                   "be combined: choose a database or a server")
+            db, url = (db, None) if db_given else (None, url)
+        ctx.obj = Settings.from_env(db_path=db, remote_url=url,
+                                    remote_api_key=read_key_file(api_key_file) if api_key_file else None)
     except ObsctlError as exc:
         typer.echo(f"Error: {exc.message}", err=True)
         raise typer.Exit(2) from None

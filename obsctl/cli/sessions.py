@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import ObsTyper, open_readonly
+from obsctl.cli.base import ObsTyper, run
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import MISSING, JsonFlag, Styled, console, render_table, rich_cell, show
 from obsctl.services import sessions as service
@@ -27,7 +27,7 @@ def list_command(
 
     Example: obsctl sessions list --status error --limit 20
     """
-    show(service.list_sessions(open_readonly(ctx), status=status, limit=limit, offset=offset), json_,
+    show(run(ctx, service.list_sessions, status=status, limit=limit, offset=offset), json_,
          _show_list)
 
 
@@ -57,7 +57,7 @@ def show_command(
 
     Example: obsctl sessions show sess-42 --json
     """
-    show(service.get_session(open_readonly(ctx), session_id), json_, _show_session, json_when_piped=True)
+    show(run(ctx, service.get_session, session_id), json_, _show_session, json_when_piped=True)
 
 
 def _show_session(data: dict) -> None:
