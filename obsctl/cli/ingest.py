@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from obsctl.cli.base import EXIT_FAILURE, error, notice, open_database, translate_errors
+from obsctl.cli.base import EXIT_FAILURE, error, notice, run, translate_errors
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import JsonFlag, show, stderr_is_tty
 from obsctl.errors import InvalidInput
@@ -51,6 +51,9 @@ def ingest_command(
     fields are stored without them and counted in a warning. Timestamps more than
     OBSCTL_MAX_FUTURE_SKEW (default 1d) in the future are rejected. Memory stays bounded.
 
+    With --url the events are sent to the server in batches; an event without an event_id gets
+    one made from its line and content, so running the same file again stores nothing twice.
+
     Example: cat events.jsonl | obsctl ingest -
     """
     from obsctl import gcpolicy
@@ -65,7 +68,6 @@ def ingest_command(
         _close(stream)
         raise
     max_future = ctx.obj.max_future_skew
-    store = open_database(ctx)
     rejected_shown = 0
 
     def on_reject(location: int, message: str) -> None:
@@ -83,14 +85,14 @@ def ingest_command(
             if fmt == "otlp-json":
                 from obsctl.services.otlp.file import ingest_otlp_stream
 
-                summary = ingest_otlp_stream(store, reader, strict=strict, max_future=max_future,
-                                             on_reject=on_reject,
-                                             on_batch=lambda s: progress.update(s.events))
+                summary = run(ctx, ingest_otlp_stream, reader, strict=strict, max_future=max_future,
+                              on_reject=on_reject, on_batch=lambda s: progress.update(s.events),
+                              opening="create")
             else:
-                summary = ingest_stream(
-                    store, event_source.read_events(reader, fmt), batch_size=batch_size, strict=strict,
-                    max_future=max_future, on_reject=on_reject,
-                    on_batch=lambda s: progress.update(s.events),
+                summary = run(
+                    ctx, ingest_stream, event_source.read_events(reader, fmt), batch_size=batch_size,
+                    strict=strict, max_future=max_future, on_reject=on_reject,
+                    on_batch=lambda s: progress.update(s.events), opening="create",
                 )
     finally:
         _close(stream)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from obsctl.errors import InvalidInput
 from obsctl.services.ingest import DEFAULT_MAX_FUTURE_SKEW, UnknownFields, store_events, validate_events
@@ -69,7 +69,7 @@ def ingest_stream(
                                strict_fields=strict)
 
     def run() -> None:
-        for valid, rejects in _validated_batches(records, batch_size, validate):
+        for _, _, valid, _, rejects in validated_batches(records, batch_size, validate):
             for location, message in rejects:
                 summary.rejected += 1
                 on_reject(location, message)
@@ -97,9 +97,20 @@ def ingest_stream(
     return summary
 
 
-def _validated_batches(records: Iterable[tuple[int, Any]], batch_size: int, validate: Callable
-                       ) -> Iterator[tuple[list, list[tuple[int, str]]]]:
-    """Parse-side work: (valid events, [(location, reason) rejected]) per batch."""
+class CheckedBatch(NamedTuple):
+    """One batch of a stream, validated: the raw records and their locations, the valid
+    events (`valid`, from the raw records at `valid_at`) and the rejected (location, reason)."""
+
+    raw: list
+    locations: list[int]
+    valid: list
+    valid_at: list[int]
+    rejects: list[tuple[int, str]]
+
+
+def validated_batches(records: Iterable[tuple[int, Any]], batch_size: int, validate: Callable
+                      ) -> Iterator[CheckedBatch]:
+    """Parse-side work: the records in batches of `batch_size`, validated by `validate`."""
     raw: list = []
     locations: list[int] = []
     rejects: list[tuple[int, str]] = []
@@ -116,15 +127,15 @@ def _validated_batches(records: Iterable[tuple[int, Any]], batch_size: int, vali
         yield _validate(validate, raw, locations, rejects)
 
 
-def _validate(validate: Callable, raw: list, locations: list[int], rejects: list) -> tuple[list, list]:
+def _validate(validate: Callable, raw: list, locations: list[int], rejects: list) -> CheckedBatch:
     valid, errors = validate(raw)
     by_index: dict[int, list[str]] = {}
     for e in errors:
         by_index.setdefault(e["index"], []).append(_described(e))
     rejects.extend((locations[index], "; ".join(messages)) for index, messages in by_index.items())
     rejects.sort()
-    return valid, rejects
-
+    valid_at = [i for i in range(len(raw)) if i not in by_index] if by_index else list(range(len(raw)))
+    return CheckedBatch(raw, locations, valid, valid_at, rejects)
 
 
 def _described(error: dict) -> str:
