@@ -25,6 +25,7 @@ from obsctl.cli import (
 )
 from obsctl.cli.base import ObsTyper
 from obsctl.client.keys import read_key_file
+from obsctl.client.profiles import load_profile
 from obsctl.config import Settings
 from obsctl.errors import InvalidInput, ObsctlError
 
@@ -58,6 +59,11 @@ def root(
         None, "--api-key-file", metavar="FILE", dir_okay=False,
         help="Read the server's API key from FILE (for --url; instead of $OBSCTL_API_KEY).",
     ),
+    profile: str | None = typer.Option(
+        None, "--profile", envvar="OBSCTL_PROFILE", show_envvar=True, metavar="NAME",
+        help="Work against the server named NAME in the config file "
+             "($OBSCTL_CONFIG or ~/.config/obsctl/config.toml); --url and --api-key-file win over it.",
+    ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Show the version and exit."),
 ) -> None:
@@ -72,8 +78,13 @@ def root(
                 raise InvalidInput("--db (or $OBSCTL_DATABASE_URL) and --url (or $OBSCTL_URL) cannot "
                                    "be combined: choose a database or a server")
             db, url = (db, None) if db_given else (None, url)
-        ctx.obj = Settings.from_env(db_path=db, remote_url=url,
-                                    remote_api_key=read_key_file(api_key_file) if api_key_file else None)
+        key = read_key_file(api_key_file) if api_key_file else None
+        if profile is not None:
+            if db is not None:
+                raise InvalidInput("--db and --profile cannot be combined: choose a database or a server")
+            named = load_profile(profile)
+            url, key = url or named.url, key or named.api_key
+        ctx.obj = Settings.from_env(db_path=db, remote_url=url, remote_api_key=key)
     except ObsctlError as exc:
         typer.echo(f"Error: {exc.message}", err=True)
         raise typer.Exit(2) from None
