@@ -109,6 +109,10 @@ def open_readonly(ctx: typer.Context):
 def _store(ctx: typer.Context, mode: str):
     from obsctl.services.storage import open_store
 
+    # A command that opens the database itself has no remote counterpart: under --url it must
+    # not fall back to the local default database.
+    local_only(ctx, ctx.command_path)
+
     store = open_store(settings_of(ctx), mode=mode)
     # Closed when the command ends, however it ends: the last connection out checkpoints and
     # removes the WAL file. Not left to the collector at exit, which `gcpolicy` makes lazier.
@@ -157,10 +161,10 @@ def client_of(ctx: typer.Context):
 
 
 def local_only(ctx: typer.Context, what: str) -> None:
-    """Refuse a command that works on a database file, not through a server, under --url."""
+    """Refuse a command that works on a database, not through a server, under --url (exit 2)."""
     if settings_of(ctx).remote_url:
-        raise typer.BadParameter(f"{what} works on a local database and cannot run against a server; "
-                                 f"drop --url (and $OBSCTL_URL)", param_hint="--url")
+        raise typer.BadParameter(f"`{what}` works on a database and cannot run against a server; "
+                                 f"drop --url (and $OBSCTL_URL, $OBSCTL_PROFILE)", param_hint="--url")
 
 
 def error(message: str) -> None:

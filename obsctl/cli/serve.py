@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import settings_of, translate_errors
+from obsctl.cli.base import local_only, settings_of, translate_errors
 from obsctl.cli.options import checked, int_option
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
@@ -88,6 +88,7 @@ def serve_command(
     from obsctl.web.app import create_app
     from obsctl.web.server import serve
 
+    local_only(ctx, "obsctl serve")
     settings = settings_of(ctx)
     settings = replace(settings, host=host or settings.host, port=settings.port if port is None else port)
     overrides = {"connection_limit": connection_limit, "idle_timeout": idle_timeout,

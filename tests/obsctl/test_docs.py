@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 DOCS = ROOT / "docs"
 AREA_PAGES = ["ingest", "otlp", "sessions", "analytics", "alerts", "webhooks", "triage", "postmortem", "sla",
               "scorecards", "maintenance", "configuration", "security", "http-api", "http", "cli", "printq",
-              "development", "decisions", "performance", "team"]
+              "development", "decisions", "performance", "team", "remote"]
 
 
 def load_generator():

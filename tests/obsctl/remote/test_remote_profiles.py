@@ -91,3 +91,12 @@ def test_url_on_the_command_line_wins_over_the_database_in_the_environment(remot
 def test_db_and_url_together_are_a_usage_error(remote, tmp_path):
     result = _invoke(["--db", str(tmp_path / "x.db"), "--url", remote.url, "sessions", "list"], None, None)
     assert result.exit_code == 2 and "cannot be combined" in result.stderr
+
+
+@pytest.mark.parametrize("args", [("prune", "--older-than", "30d"), ("db", "info"), ("serve",),
+                                  ("db", "backup", "x.db")])
+def test_commands_that_work_on_a_database_refuse_a_server(remote, args, tmp_path):
+    default_db = tmp_path / "xdg-data" / "obsctl" / "obsctl.db"
+    result = _invoke(["--url", remote.url, *args], None, None)
+    assert result.exit_code == 2 and "cannot run against a server" in result.stderr
+    assert not default_db.exists()  # nothing fell back to the local default database
