@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import (
-    EXIT_FIRED,
-    ObsTyper,
-    notice,
-    open_database,
-    open_existing,
-    open_readonly,
-    settings_of,
-)
+from obsctl.cli.base import EXIT_FIRED, ObsTyper, notice, run, settings_of
 from obsctl.cli.options import checked, int_option, on_off
 from obsctl.cli.output import JsonFlag, fmt_number, render_table, show
 from obsctl.services import alerts
@@ -79,7 +71,7 @@ def add_rule(
     """
     body = _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes,
                       agent_filter, False if disabled else None)
-    rule = alert_rules.create_rule(open_database(ctx), body)
+    rule = run(ctx, alert_rules.create_rule, body, opening="create")
     show(rule, json_, lambda r: _show_rules("rule created", [r]))
 
 
@@ -89,7 +81,7 @@ def list_rules(ctx: typer.Context, json_: JsonFlag = False) -> None:
 
     Example: obsctl alerts rules list
     """
-    data = alert_rules.list_rules(open_readonly(ctx))
+    data = run(ctx, alert_rules.list_rules)
     show(data, json_, lambda d: _show_rules(plural(d["total"], "alert rule"), d["rules"]))
 
 
@@ -121,7 +113,7 @@ def update_rule(
     """
     body = _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes,
                       agent_filter, on_off(enable, disable, "rule"))
-    rule = alert_rules.update_rule(open_existing(ctx), rule_id, body)
+    rule = run(ctx, alert_rules.update_rule, rule_id, body, opening="existing")
     show(rule, json_, lambda r: _show_rules("rule updated", [r]))
 
 
@@ -132,7 +124,7 @@ def remove_rule(ctx: typer.Context, rule_id: str = typer.Argument(..., help="Rul
 
     Example: obsctl alerts rules remove rule_0123456789abcdef
     """
-    data = alert_rules.delete_rule(open_existing(ctx), rule_id)
+    data = run(ctx, alert_rules.delete_rule, rule_id, opening="existing")
     show(data, json_, lambda _: notice(f"deleted rule {rule_id} and its alert events "
                                        f"(pending webhook deliveries cancelled)"))
 
@@ -167,10 +159,10 @@ def evaluate(
     from obsctl.services.webhooks.delivery import deliver_due
 
     settings = settings_of(ctx)
-    store = open_existing(ctx)
-    body = alerts.evaluate_alerts(store, settings)
+    body = run(ctx, alerts.evaluate_alerts, settings, opening="existing")
     show(body, json_, _print_fired)
-    report = deliver_due(store, settings)
+    # Against a server this attempts nothing: the server sends the deliveries itself.
+    report = run(ctx, deliver_due, settings, opening="existing")
     failed = report.failed + report.expired
     if failed:
         notice(f"webhooks: {failed} deliver{'y' if failed == 1 else 'ies'} failed for good; "
@@ -203,8 +195,8 @@ def events(
 
     Example: obsctl alerts events --unacknowledged
     """
-    data = alerts.list_alert_events(open_readonly(ctx), limit=limit, unacknowledged=unacknowledged,
-                                    rule_id=rule_id)
+    data = run(ctx, alerts.list_alert_events, limit=limit, unacknowledged=unacknowledged,
+               rule_id=rule_id)
     show(data, json_, lambda d: _show_alerts(f"{len(d['events'])} of {plural(d['total'], 'alert')}",
                                              d["events"]))
 
@@ -224,5 +216,5 @@ def ack(ctx: typer.Context, alert_id: str = typer.Argument(..., help="Alert id."
 
     Example: obsctl alerts ack alert_0123456789abcdef
     """
-    alert = alerts.acknowledge_alert(open_existing(ctx), alert_id)
+    alert = run(ctx, alerts.acknowledge_alert, alert_id, opening="existing")
     show(alert, json_, lambda a: _show_alerts("acknowledged", [a]))

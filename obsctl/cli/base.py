@@ -112,8 +112,11 @@ def _store(ctx: typer.Context, mode: str):
     # A command that opens the database itself has no remote counterpart: under --url it must
     # not fall back to the local default database.
     local_only(ctx, ctx.command_path)
-
-    store = open_store(settings_of(ctx), mode=mode)
+    # One store per command and mode: a command running several use cases opens it once.
+    opened = ctx.find_root().meta.setdefault("obsctl.stores", {})
+    if mode in opened:
+        return opened[mode]
+    store = opened[mode] = open_store(settings_of(ctx), mode=mode)
     # Closed when the command ends, however it ends: the last connection out checkpoints and
     # removes the WAL file. Not left to the collector at exit, which `gcpolicy` makes lazier.
     ctx.call_on_close(store.close)
@@ -149,13 +152,12 @@ def remote_use_case(use_case: Callable) -> Callable:
 def client_of(ctx: typer.Context):
     """The HTTP client for --url, made once per command and closed when it ends."""
     root = ctx.find_root()
-    client = getattr(root, "_obsctl_client", None)
+    client = root.meta.get("obsctl.client")
     if client is None:
         from obsctl.client.http import Client
 
         settings = settings_of(ctx)
-        client = Client(settings.remote_url, settings.remote_api_key)
-        root._obsctl_client = client
+        client = root.meta["obsctl.client"] = Client(settings.remote_url, settings.remote_api_key)
         root.call_on_close(client.close)
     return client
 

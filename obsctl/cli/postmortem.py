@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from obsctl.cli.base import ObsTyper, notice, open_readonly, settings_of
+from obsctl.cli.base import ObsTyper, notice, run, settings_of
 from obsctl.cli.options import int_option
 from obsctl.cli.output import JsonFlag, Styled, console, render_table, show
 from obsctl.cli.triage import DefaultCommandGroup, error_cells
@@ -51,8 +51,7 @@ def show_command(
     """
     from obsctl.services.pricing import pricer_for
 
-    report = service.postmortem_session(open_readonly(ctx), session_id,
-                                        pricer=pricer_for(settings_of(ctx)))
+    report = run(ctx, service.postmortem_session, session_id, pricer=pricer_for(settings_of(ctx)))
     as_json = json_ or format_ is ReportFormat.json
     if output is not None:
         import orjson
@@ -93,8 +92,8 @@ def candidates_command(
 
     Example: obsctl postmortem candidates --min-errors 3 --days 7
     """
-    data = service.postmortem_candidates(open_readonly(ctx), min_errors=min_errors, limit=limit,
-                                         agent=agent, days=days)
+    data = run(ctx, service.postmortem_candidates, min_errors=min_errors, limit=limit, agent=agent,
+               days=days)
     show(data, json_, lambda d: _show_candidates(d, tty=True), plain=_show_candidates)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import ObsTyper, open_readonly, settings_of, translate_errors
+from obsctl.cli.base import ObsTyper, run, settings_of, translate_errors
 from obsctl.cli.options import int_option
 from obsctl.cli.output import (
     MISSING,
@@ -46,7 +46,7 @@ def scorecards_command(ctx: typer.Context, days: int = _DAYS, json_: JsonFlag = 
     """
     if ctx.invoked_subcommand is not None:
         return
-    show(service.list_scorecards(open_readonly(ctx), settings_of(ctx), days=days), json_,
+    show(run(ctx, service.list_scorecards, settings_of(ctx), days=days), json_,
          lambda cards: _show_cards(cards, days, tty=True), plain=lambda cards: _show_cards(cards, days))
 
 
@@ -116,7 +116,7 @@ def show_command(
 
     Example: obsctl scorecards show support-bot --days 14
     """
-    show(service.get_scorecard(open_readonly(ctx), settings_of(ctx), agent, days=days), json_,
+    show(run(ctx, service.get_scorecard, settings_of(ctx), agent, days=days), json_,
          _show_card, json_when_piped=True)
 
 

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import (
-    EXIT_FIRED,
-    ObsTyper,
-    open_database,
-    open_existing,
-    open_readonly,
-    settings_of,
-)
+from obsctl.cli.base import EXIT_FIRED, ObsTyper, run, settings_of
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import (
     MISSING,
@@ -71,7 +64,7 @@ def set_command(
     body = {"agent_name": agent, "metric": metric, "operator": operator, "target_value": value}
     if window_hours is not None:
         body["window_hours"] = window_hours
-    target, created = service.put_target(open_database(ctx), body)
+    target, created = run(ctx, service.put_target, body, opening="create")
     show(target, json_, lambda t: typer.echo(
         f"{'created' if created else 'updated'}: {t['agent_name']} {t['metric']} "
         f"{t['operator']} {_num(t['target_value'])} over {t['window_hours']}h"))
@@ -83,7 +76,7 @@ def list_command(ctx: typer.Context, json_: JsonFlag = False) -> None:
 
     Example: obsctl sla list
     """
-    show(service.list_targets(open_readonly(ctx)), json_, _show_targets)
+    show(run(ctx, service.list_targets), json_, _show_targets)
 
 
 def _show_targets(data: dict) -> None:
@@ -105,7 +98,7 @@ def remove_command(
 
     Example: obsctl sla remove support-bot error_rate
     """
-    show(service.delete_target(open_existing(ctx), agent, metric), json_,
+    show(run(ctx, service.delete_target, agent, metric, opening="existing"), json_,
          lambda d: typer.echo(f"removed: {d['agent_name']} {d['metric']}"))
 
 
@@ -132,7 +125,7 @@ def check_command(
 
     Example: obsctl sla check --quiet --exit-code
     """
-    data = service.check_sla(open_existing(ctx), settings_of(ctx))
+    data = run(ctx, service.check_sla, settings_of(ctx), opening="existing")
 
     def render(data: dict) -> None:
         results = [r for r in data["results"] if r["status"] == "fail"] if quiet else data["results"]
@@ -158,8 +151,7 @@ def history_command(
 
     Example: obsctl sla history --agent support-bot --hours 24
     """
-    show(service.sla_history(open_readonly(ctx), agent_name=agent, hours=hours, limit=limit), json_,
-         _show_history)
+    show(run(ctx, service.sla_history, agent_name=agent, hours=hours, limit=limit), json_, _show_history)
 
 
 def _show_history(data: dict) -> None:
@@ -176,7 +168,7 @@ def summary_command(ctx: typer.Context, json_: JsonFlag = False) -> None:
     """
     from obsctl.services.sla.summary import sla_summary
 
-    show(sla_summary(open_readonly(ctx)), json_, _show_summary, json_when_piped=True)
+    show(run(ctx, sla_summary), json_, _show_summary, json_when_piped=True)
 
 
 def _show_summary(data: dict) -> None:

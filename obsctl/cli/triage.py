@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from typer.core import TyperGroup
 
-from obsctl.cli.base import ObsTyper, open_readonly, settings_of
+from obsctl.cli.base import ObsTyper, run, settings_of
 from obsctl.cli.options import int_option
 from obsctl.cli.output import MISSING, JsonFlag, Styled, console, escape, render_table, show
 from obsctl.services import triage as service
@@ -61,7 +61,7 @@ def show_command(
 
     Example: obsctl triage show sess-42 --json
     """
-    show(service.triage_session(open_readonly(ctx), session_id, pricer=_pricer(ctx)), json_,
+    show(run(ctx, service.triage_session, session_id, pricer=_pricer(ctx)), json_,
          render_report, json_when_piped=True)
 
 
@@ -125,8 +125,8 @@ def batch_command(
 
     Example: obsctl triage batch --limit 20 --agent researcher
     """
-    data = service.triage_batch(open_readonly(ctx), pricer=_pricer(ctx), limit=limit,
-                                min_events=min_events, agent=agent)
+    data = run(ctx, service.triage_batch, pricer=_pricer(ctx), limit=limit, min_events=min_events,
+               agent=agent)
     show(data, json_, lambda d: _show_batch(d, tty=True), plain=_show_batch)
 
 

@@ -6,15 +6,7 @@ from typing import Annotated
 
 import typer
 
-from obsctl.cli.base import (
-    EXIT_FAILURE,
-    ObsTyper,
-    notice,
-    open_database,
-    open_existing,
-    open_readonly,
-    settings_of,
-)
+from obsctl.cli.base import EXIT_FAILURE, ObsTyper, notice, run, settings_of
 from obsctl.cli.options import checked, int_option, on_off
 from obsctl.cli.output import JsonFlag, render_table, show
 from obsctl.services import webhooks as service
@@ -65,7 +57,7 @@ def add(
         body["rule_ids"] = rules
     if disabled:
         body["enabled"] = False
-    hook = service.create_webhook(open_database(ctx), settings_of(ctx), body)
+    hook = run(ctx, service.create_webhook, settings_of(ctx), body, opening="create")
     show(hook, json_, lambda h: _show_created("webhook created", h))
 
 
@@ -75,7 +67,7 @@ def list_(ctx: typer.Context, json_: JsonFlag = False) -> None:
 
     Example: obsctl webhooks list
     """
-    show(service.list_webhooks(open_readonly(ctx)), json_, lambda data: render_table(
+    show(run(ctx, service.list_webhooks), json_, lambda data: render_table(
         plural(data["total"], "webhook"), _HEADERS, [_row(h) for h in data["webhooks"]]))
 
 
@@ -110,7 +102,7 @@ def update(
         body["rule_ids"] = []
     elif rules:
         body["rule_ids"] = rules
-    hook = service.update_webhook(open_existing(ctx), settings_of(ctx), webhook_id, body)
+    hook = run(ctx, service.update_webhook, settings_of(ctx), webhook_id, body, opening="existing")
     show(hook, json_, lambda h: _show_created("webhook updated", h))
 
 
@@ -121,7 +113,7 @@ def remove(ctx: typer.Context, webhook_id: str = typer.Argument(..., help="Webho
 
     Example: obsctl webhooks remove wh_0123456789abcdef
     """
-    show(service.delete_webhook(open_existing(ctx), webhook_id), json_,
+    show(run(ctx, service.delete_webhook, webhook_id, opening="existing"), json_,
          lambda _: notice(f"deleted webhook {webhook_id}"))
 
 
@@ -132,7 +124,7 @@ def test(ctx: typer.Context, webhook_id: str = typer.Argument(..., help="Webhook
 
     Example: obsctl webhooks test wh_0123456789abcdef
     """
-    delivery = service.send_webhook_test(open_existing(ctx), settings_of(ctx), webhook_id)
+    delivery = run(ctx, service.send_webhook_test, settings_of(ctx), webhook_id, opening="existing")
     show(delivery, json_, _print_test)
     if delivery["status"] != "delivered":
         raise typer.Exit(EXIT_FAILURE)
@@ -159,8 +151,8 @@ def deliveries(
 
     Example: obsctl webhooks deliveries --status pending
     """
-    show(service.list_deliveries(open_readonly(ctx), webhook_id=webhook_id, status=status,
-                                 alert_id=alert_id, limit=limit), json_, _show_deliveries)
+    show(run(ctx, service.list_deliveries, webhook_id=webhook_id, status=status, alert_id=alert_id,
+             limit=limit), json_, _show_deliveries)
 
 
 def _show_deliveries(data: dict) -> None:

@@ -125,21 +125,21 @@ class Client:
 
     def get_json(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         """GET `path` and return the decoded JSON body."""
-        return self._decode(self.request("GET", path, params=params))
+        return self.decode(self.request("GET", path, params=params))
 
     def post_json(self, path: str, body: Any, params: Mapping[str, Any] | None = None, *,
                   idempotent: bool = False) -> Any:
         """POST `body` as JSON and return the decoded answer. A POST that may have reached the
         server is not repeated after a timeout or reset unless `idempotent` says it is safe."""
-        return self._decode(self.request("POST", path, params=params, json=body, idempotent=idempotent))
+        return self.decode(self.request("POST", path, params=params, json=body, idempotent=idempotent))
 
     def put_json(self, path: str, body: Any, params: Mapping[str, Any] | None = None) -> Any:
         """PUT `body` as JSON and return the decoded answer."""
-        return self._decode(self.request("PUT", path, params=params, json=body))
+        return self.decode(self.request("PUT", path, params=params, json=body))
 
     def delete(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         """DELETE `path` and return the decoded answer (None for an empty one)."""
-        return self._decode(self.request("DELETE", path, params=params))
+        return self.decode(self.request("DELETE", path, params=params))
 
     # -- the one request loop -------------------------------------------------------------
 
@@ -199,7 +199,8 @@ class Client:
 
     # -- answers into values or errors ----------------------------------------------------
 
-    def _decode(self, response: requests.Response) -> Any:
+    def decode(self, response: requests.Response) -> Any:
+        """The JSON body of a 2xx answer from `request` (None when it is empty)."""
         if not response.content:
             return None
         try:

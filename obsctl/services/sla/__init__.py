@@ -57,7 +57,7 @@ def snapshot_view(row: dict) -> dict:
     }
 
 
-def _check_agent(value: Any) -> str:
+def check_agent(value: Any) -> str:
     if type(value) is not str or not value.strip() or len(value) > MAX_AGENT_LEN:
         raise InvalidInput(f"agent_name must be a non-empty string of at most {MAX_AGENT_LEN} "
                            f"characters; got {describe_value(value)}")
@@ -86,7 +86,7 @@ def _check_fields(body: Any) -> dict:
     if missing:
         raise InvalidInput(f"missing required SLA target field{'s' if len(missing) > 1 else ''}: "
                            f"{', '.join(missing)}")
-    fields = {"agent_name": _check_agent(body["agent_name"]),
+    fields = {"agent_name": check_agent(body["agent_name"]),
               "metric": check_metric(body["metric"]),
               "operator": check_operator(body["operator"]),
               "target_value": check_target_value(body["target_value"])}
@@ -125,7 +125,7 @@ def delete_target(store: Store, agent_name: Any, metric: Any) -> dict:
     """Remove the target of (agent_name, metric); its history stays. NotFound if none."""
     if agent_name is None or metric is None:
         raise InvalidInput("give the target to remove as agent_name and metric")
-    _check_agent(agent_name)
+    check_agent(agent_name)
     check_metric(metric)
     with store.transaction():
         if not store.sla.delete_target(agent_name, metric):
@@ -181,7 +181,7 @@ def sla_history(store: Store, *, agent_name: str | None = None,
     counts all."""
     hours = HISTORY_HOURS.check(hours)
     if agent_name is not None:
-        _check_agent(agent_name)
+        check_agent(agent_name)
     limit = HISTORY_LIMIT.check(limit)
     since = format_ts((at or now()) - timedelta(hours=hours))
     rows, total = store.sla.list_snapshots(since=since, agent_name=agent_name, limit=limit)

@@ -1,0 +1,53 @@
+"""Remote alerts: the use cases of `obsctl.services.alerts` (rules, evaluation, alert events)
+answered by a server's HTTP API. Each function has its service's name and parameters, with
+the client in place of the store, and returns what the service returns."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from obsctl.client.http import Client, api_path
+from obsctl.errors import InvalidInput
+
+# -- rules (obsctl.services.alerts.rules) ------------------------------------------------------
+
+
+def create_rule(client: Client, body: Any) -> dict:
+    # Not repeated after a timeout: a second POST would create a second rule.
+    return client.post_json("/alerts/rules", body)
+
+
+def list_rules(client: Client) -> dict:
+    return client.get_json("/alerts/rules")
+
+
+def update_rule(client: Client, rule_id: str, body: Any) -> dict:
+    return client.put_json(api_path("alerts", "rules", rule_id), body)
+
+
+def delete_rule(client: Client, rule_id: str) -> dict:
+    return client.delete(api_path("alerts", "rules", rule_id))
+
+
+# -- evaluation and alert events (obsctl.services.alerts) --------------------------------------
+
+
+def evaluate_alerts(client: Client, settings, *, at: datetime | None = None) -> dict:
+    """The server evaluates its rules with its own settings (prices) and clock, and starts
+    delivering the webhooks of what fired itself (see `obsctl.client.webhooks.deliver_due`)."""
+    if at is not None:
+        raise InvalidInput("a server evaluates alert rules at its own time; `at` cannot be sent")
+    # Not repeated after a timeout: evaluating again could fire the rules a second time.
+    return client.post_json("/alerts/evaluate", None)
+
+
+def list_alert_events(client: Client, *, limit: int | None = None, unacknowledged: bool = False,
+                      rule_id: str | None = None) -> dict:
+    return client.get_json("/alerts/events", {"limit": limit,
+                                              "unacknowledged": "true" if unacknowledged else None,
+                                              "rule_id": rule_id})
+
+
+def acknowledge_alert(client: Client, alert_id: str) -> dict:
+    return client.put_json(api_path("alerts", "events", alert_id, "acknowledge"), None)

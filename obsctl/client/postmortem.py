@@ -1,0 +1,19 @@
+"""Remote postmortems: the use cases of `obsctl.services.postmortem` (one session's report,
+the candidates) answered by a server's HTTP API. Each function has its service's name and
+parameters, with the client in place of the store, and returns what the service returns.
+`pricer` is accepted and unused: the server prices with its own table."""
+
+from __future__ import annotations
+
+from obsctl.client.http import Client, api_path
+
+
+def postmortem_session(client: Client, session_id: str, *, pricer=None) -> dict:
+    # A POST without a body that changes nothing: safe to send again after a timeout.
+    return client.post_json(api_path("postmortem", session_id), None, idempotent=True)
+
+
+def postmortem_candidates(client: Client, *, min_errors: int | None = None, limit: int | None = None,
+                          agent: str | None = None, days: int | None = None) -> dict:
+    return client.get_json("/postmortem/candidates",
+                           {"min_errors": min_errors, "limit": limit, "agent": agent, "days": days})

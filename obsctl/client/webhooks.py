@@ -1,0 +1,57 @@
+"""Remote webhooks: the use cases of `obsctl.services.webhooks` (CRUD, test sends, the delivery
+log) answered by a server's HTTP API. Each function has its service's name and parameters,
+with the client in place of the store, and returns what the service returns.
+
+The `settings` parameters are accepted and not sent: what they decide locally (whether a
+private or loopback URL may be saved or reached, timeouts) is the server's own setting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from obsctl.client.http import Client, api_path
+from obsctl.errors import InvalidInput
+from obsctl.services.webhooks.delivery import DeliveryReport
+
+
+def create_webhook(client: Client, settings, body: Any) -> dict:
+    # Not repeated after a timeout: a second POST would register a second webhook.
+    return client.post_json("/webhooks", body)
+
+
+def list_webhooks(client: Client) -> dict:
+    return client.get_json("/webhooks")
+
+
+def update_webhook(client: Client, settings, webhook_id: str, body: Any) -> dict:
+    return client.put_json(api_path("webhooks", webhook_id), body)
+
+
+def delete_webhook(client: Client, webhook_id: str) -> dict:
+    return client.delete(api_path("webhooks", webhook_id))
+
+
+def list_deliveries(client: Client, *, webhook_id: str | None = None, status: str | None = None,
+                    alert_id: str | None = None, limit: int | None = None) -> dict:
+    return client.get_json("/webhooks/deliveries", {"webhook_id": webhook_id, "status": status,
+                                                    "alert_id": alert_id, "limit": limit})
+
+
+def send_webhook_test(client: Client, settings, webhook_id: str, *,
+                      timeout: float | None = None) -> dict:
+    """The server sends the sample alert, with its own attempt deadline."""
+    if timeout is not None:
+        raise InvalidInput("a server sends test deliveries with its own timeout; `timeout` cannot be sent")
+    # Not repeated after a timeout: the receiver would get a second sample alert.
+    return client.post_json(api_path("webhooks", webhook_id, "test"), None)
+
+
+def deliver_due(client: Client, settings, *, at: datetime | None = None,
+                timeout: float | None = None, budget: float | None = None,
+                should_stop: Callable[[], bool] | None = None) -> DeliveryReport:
+    """Nothing to do here: a server sends the deliveries that are due itself (its background
+    sender, woken by `POST /alerts/evaluate`, or a pass inside that request), so a remote
+    command attempts none and reports none."""
+    return DeliveryReport()
