@@ -4,12 +4,16 @@ not be made the same as on a database."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from datetime import timedelta
+from typing import IO, Any
 
 from obsctl.client.http import Client
 from obsctl.errors import InvalidInput
 
 
-def ingest_otlp_stream(client: Client, reader: Any, **_: Any) -> None:
+def ingest_otlp_stream(client: Client, reader: IO[bytes], *, strict: bool = False,
+                       max_future: timedelta | None = None, on_reject: Callable[..., Any] | None = None,
+                       on_batch: Callable[..., Any] | None = None) -> None:
     raise InvalidInput(f"--format otlp-json cannot be sent to a server yet: ingest the file on a "
                        f"database (--db), or point the exporter at {client.url('/v1/traces')}")
