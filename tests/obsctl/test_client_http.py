@@ -23,7 +23,7 @@ import typer
 
 from obsctl import __version__
 from obsctl.cli.base import EXIT_FAILURE, translate_errors
-from obsctl.client import Client, api_path, retry_after_seconds
+from obsctl.client.http import Client, api_path, retry_after_seconds
 from obsctl.errors import (
     Conflict,
     InvalidInput,

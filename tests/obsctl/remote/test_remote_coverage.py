@@ -53,3 +53,14 @@ def test_each_use_case_has_a_remote_counterpart_with_its_parameters(where, use_c
     # The remote side may leave out a trailing test-only clock (`at`) or timeout.
     missing = [p for p in local_params if p not in remote_params and p not in ("at", "timeout")]
     assert not missing, f"{where}: {remote.__module__}.{remote.__name__} lacks {missing}"
+
+
+def test_local_commands_do_not_load_the_http_client():
+    """requests and the client cost ~180 ms of start-up; only --url needs them."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from obsctl.cli.main import app; "
+            "print(sorted(m for m in ('requests', 'obsctl.client.http') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
