@@ -9,6 +9,18 @@ so what a listing orders by arrival stays in the same order.
 
 from __future__ import annotations
 
+# What reading a session, and an event, returns on both backends, in this order.
+SESSION_COLUMNS = (
+    "session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
+    "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
+    "last_event_at",
+)
+EVENT_READ_COLUMNS = (
+    "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
+    "duration_ms", "input_data", "output_data", "tool_call", "decision_trace", "metadata",
+    "agent_name", "tool_name", "is_error", "parent_id",
+)
+
 COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sessions", ("session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
                   "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",

@@ -18,14 +18,20 @@ _SQLITE_ORDER = f"ORDER BY (w.n - 1) / {_CHUNK}, {{key}}"
 
 def trace_sessions(conn: psycopg.Connection, trace_ids: Sequence[str]) -> dict[str, str]:
     """The remembered session of each of `trace_ids` that has one."""
-    if not trace_ids:
+    return _pairs_for(conn, "otlp_trace_sessions", "trace_id", "session_id", trace_ids)
+
+
+def _pairs_for(conn: psycopg.Connection, table: str, key: str, value: str, ids: Sequence[str]) -> dict:
+    """{key: value} of the rows of `table` whose `key` is one of `ids`, in SQLite's order
+    (`table`, `key` and `value` are this module's constants, never input)."""
+    if not ids:
         return {}
     return dict(conn.execute(
-        f"""SELECT t.trace_id, t.session_id FROM otlp_trace_sessions t
+        f"""SELECT t.{key}, t.{value} FROM {table} t
             JOIN (SELECT id, MIN(n) AS n FROM unnest(%s::text[]) WITH ORDINALITY AS w(id, n)
-                  GROUP BY id) w ON t.trace_id = w.id
-            {_SQLITE_ORDER.format(key="t.trace_id")}""",
-        [list(trace_ids)]).fetchall())
+                  GROUP BY id) w ON t.{key} = w.id
+            {_SQLITE_ORDER.format(key="t." + key)}""",
+        [list(ids)]).fetchall())
 
 
 def link_traces(conn: psycopg.Connection, links: Iterable[tuple[str, str]]) -> None:
@@ -121,14 +127,7 @@ def fill_session_metadata(conn: psycopg.Connection, pairs: Iterable[tuple[str, s
 
 def session_agents(conn: psycopg.Connection, session_ids: Sequence[str]) -> dict[str, str]:
     """The agent name of each of `session_ids` that is stored."""
-    if not session_ids:
-        return {}
-    return dict(conn.execute(
-        f"""SELECT s.session_id, s.agent_name FROM sessions s
-            JOIN (SELECT id, MIN(n) AS n FROM unnest(%s::text[]) WITH ORDINALITY AS w(id, n)
-                  GROUP BY id) w ON s.session_id = w.id
-            {_SQLITE_ORDER.format(key="s.session_id")}""",
-        [list(session_ids)]).fetchall())
+    return _pairs_for(conn, "sessions", "session_id", "agent_name", session_ids)
 
 
 def set_session_agents(conn: psycopg.Connection, pairs: Iterable[tuple[str, str]]) -> None:

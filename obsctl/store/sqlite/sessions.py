@@ -6,16 +6,8 @@ from collections.abc import Iterator
 
 import sqlite_utils
 
-SESSION_COLUMNS = (
-    "session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
-    "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
-    "last_event_at",
-)
-EVENT_READ_COLUMNS = (
-    "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
-    "duration_ms", "input_data", "output_data", "tool_call", "decision_trace", "metadata",
-    "agent_name", "tool_name", "is_error", "parent_id",
-)
+from obsctl.store.tables import EVENT_READ_COLUMNS, SESSION_COLUMNS
+
 _SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
 _EVENT_SELECT = f"SELECT {', '.join(EVENT_READ_COLUMNS)} FROM events"
 
