@@ -23,11 +23,11 @@ def list_rules(client: Client) -> dict:
 
 
 def update_rule(client: Client, rule_id: str, body: Any) -> dict:
-    return client.put_json(api_path("alerts", "rules", rule_id), body)
+    return client.put_json(api_path("/alerts/rules/{}", rule_id, absent=f"alert rule {rule_id!r} not found"), body)
 
 
 def delete_rule(client: Client, rule_id: str) -> dict:
-    return client.delete(api_path("alerts", "rules", rule_id))
+    return client.delete(api_path("/alerts/rules/{}", rule_id, absent=f"alert rule {rule_id!r} not found"))
 
 
 # -- evaluation and alert events (obsctl.services.alerts) --------------------------------------
@@ -50,4 +50,5 @@ def list_alert_events(client: Client, *, limit: int | None = None, unacknowledge
 
 
 def acknowledge_alert(client: Client, alert_id: str) -> dict:
-    return client.put_json(api_path("alerts", "events", alert_id, "acknowledge"), None)
+    path = api_path("/alerts/events/{}/acknowledge", alert_id, absent=f"alert {alert_id!r} not found")
+    return client.put_json(path, None)

@@ -171,10 +171,8 @@ class Client:
         for attempt in range(tries):
             last = attempt == tries - 1
             try:
-                # Redirects are not followed: requests would carry X-API-Key to any host.
-                response = self._session.request(method, url, params=params, data=data, headers=all_headers,
-                                                 timeout=self.timeout, allow_redirects=False,
-                                                 stream=stream)
+                response = self._send(method, url, params=params, data=data, headers=all_headers,
+                                      stream=stream)
             except requests.RequestException as exc:
                 failure = _classify(exc, self.timeout)
                 held_back = not failure.unsent and not repeatable
@@ -191,6 +189,20 @@ class Client:
                 continue
             raise self._error(response) from None
         raise AssertionError("unreachable: the last try returns or raises")  # pragma: no cover
+
+    def _send(self, method: str, url: str, *, params, data, headers, stream: bool) -> requests.Response:
+        """`Session.request`, except that the path goes out as written: requests would decode
+        escapes of unreserved characters (`%62atch` -> `batch`, `%2E.` -> `..`), and api_path
+        writes those escapes so that an id never reads as a route (web/rawpath.py)."""
+        session = self._session
+        prepared = session.prepare_request(requests.Request(method, url, params=params, data=data,
+                                                            headers=headers))
+        path = urlsplit(url).path
+        if "%" in path and path.isascii():
+            prepared.url = urlsplit(prepared.url)._replace(path=path).geturl()
+        sending = session.merge_environment_settings(prepared.url, {}, stream, None, None)
+        # Redirects are not followed: requests would carry X-API-Key to any host.
+        return session.send(prepared, timeout=self.timeout, allow_redirects=False, **sending)
 
     def _backoff_wait(self, attempt: int) -> float:
         """`backoff * 2**attempt` plus up to half of that again, capped at `max_wait`."""
@@ -252,18 +264,42 @@ class Client:
         return ServiceUnavailable(self._scrub(message))
 
     def _scrub(self, text: str) -> str:
-        """`text` on one line, cut to MAX_MESSAGE_CHARS, with the API key masked should a
-        server echo it."""
-        text = " ".join(text.split())
+        """`text` on one line (each control character, line breaks included, becomes a space;
+        other spacing is kept, as the same message prints locally), with the API key masked
+        should a server echo it, cut to MAX_MESSAGE_CHARS."""
+        text = text.translate(_CONTROL_TO_SPACE)
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
         if len(text) > MAX_MESSAGE_CHARS:
             text = text[: MAX_MESSAGE_CHARS - 3] + "..."
-        return text.replace(self._api_key, "***") if self._api_key else text
+        return text
 
 
-def api_path(*segments: object) -> str:
-    """A request path from its segments, each percent-encoded: `api_path("sessions", "a/b")`
-    is `/sessions/a%2Fb`, so an id can never step into another route."""
-    return "/" + "/".join(quote(str(segment), safe="") for segment in segments)
+_CONTROL_TO_SPACE = {c: " " for c in (*range(0x20), 0x7F, 0x85, 0x2028, 0x2029)}
+
+
+# The literal segments of the API's routes that a GET could also read as an id (the
+# specification fixes them): an id spelt the same is sent escaped (web/rawpath.py).
+_LITERAL_SEGMENTS = frozenset({"batch", "candidates", "compare", "deliveries"})
+
+
+def api_path(template: str, *ids: str, absent: str) -> str:
+    """A request path: `template` with each `{}` replaced by an id, percent-encoded so that an
+    id is always one segment naming itself: `api_path("/sessions/{}/explain", "a/b")` is
+    `/sessions/a%2Fb/explain`; `.` and `..` are escaped too (HTTP libraries resolve them away)
+    and so is an id spelt like a literal route segment (`/triage/%62atch`).
+
+    No URL names an empty id, and none can exist: NotFound(`absent`), the message the service
+    gives for it, is raised instead of asking."""
+    if any(i == "" for i in ids):
+        raise NotFound(absent)
+    return template.format(*(_segment(str(i)) for i in ids))
+
+
+def _segment(value: str) -> str:
+    if value in (".", "..") or value in _LITERAL_SEGMENTS:
+        return f"%{ord(value[0]):02X}" + value[1:]
+    return quote(value, safe="")
 
 
 def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:

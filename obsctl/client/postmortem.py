@@ -10,7 +10,8 @@ from obsctl.client.http import Client, api_path
 
 def postmortem_session(client: Client, session_id: str, *, pricer=None) -> dict:
     # A POST without a body that changes nothing: safe to send again after a timeout.
-    return client.post_json(api_path("postmortem", session_id), None, idempotent=True)
+    path = api_path("/postmortem/{}", session_id, absent=f"session {session_id!r} not found")
+    return client.post_json(path, None, idempotent=True)
 
 
 def postmortem_candidates(client: Client, *, min_errors: int | None = None, limit: int | None = None,

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from obsctl.client.http import Client, api_path
+from obsctl.errors import NotFound
+from obsctl.services.scorecards import check_days, no_sessions_message
 
 
 def list_scorecards(client: Client, settings=None, *, days: Any = None) -> list[dict]:
@@ -15,4 +17,6 @@ def list_scorecards(client: Client, settings=None, *, days: Any = None) -> list[
 
 
 def get_scorecard(client: Client, settings, agent: str, *, days: Any = None) -> dict:
-    return client.get_json(api_path("scorecards", agent), {"days": days})
+    if agent == "":  # no URL names it: the service's own checks and answer
+        raise NotFound(no_sessions_message(agent, check_days(days)))
+    return client.get_json(api_path("/scorecards/{}", agent, absent=""), {"days": days})

@@ -16,17 +16,21 @@ from obsctl.services.sessions.export import ExportStream, check_format
 _CHUNK = 64 * 1024
 
 
+def _absent(session_id: str) -> str:
+    return f"session {session_id!r} not found"
+
+
 def list_sessions(client: Client, *, status: str | None = None, limit: int | None = None,
                   offset: int | None = None) -> dict:
     return client.get_json("/sessions", {"status": status, "limit": limit, "offset": offset})
 
 
 def get_session(client: Client, session_id: str) -> dict:
-    return client.get_json(api_path("sessions", session_id))
+    return client.get_json(api_path("/sessions/{}", session_id, absent=_absent(session_id)))
 
 
 def explain_session(client: Client, session_id: str) -> dict:
-    return client.get_json(api_path("sessions", session_id, "explain"))
+    return client.get_json(api_path("/sessions/{}/explain", session_id, absent=_absent(session_id)))
 
 
 def compare_sessions(client: Client, session_a: str, session_b: str) -> dict:
@@ -38,7 +42,8 @@ def compare_sessions(client: Client, session_a: str, session_b: str) -> dict:
 def export_session(client: Client, session_id: str, fmt: str | None = "json") -> ExportStream:
     """The server's export, streamed: its body is read as it is written out."""
     fmt = check_format(fmt)
-    response = client.request("GET", api_path("sessions", session_id, "export"), params={"format": fmt},
+    path = api_path("/sessions/{}/export", session_id, absent=_absent(session_id))
+    response = client.request("GET", path, params={"format": fmt},
                               stream=True)
     filename = f"session-{session_id}.{fmt}"
     return ExportStream(fmt, response.headers.get("Content-Type", ""), filename,

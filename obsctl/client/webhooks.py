@@ -25,12 +25,16 @@ def list_webhooks(client: Client) -> dict:
     return client.get_json("/webhooks")
 
 
+def _absent(webhook_id: str) -> str:
+    return f"webhook {webhook_id!r} not found"
+
+
 def update_webhook(client: Client, settings, webhook_id: str, body: Any) -> dict:
-    return client.put_json(api_path("webhooks", webhook_id), body)
+    return client.put_json(api_path("/webhooks/{}", webhook_id, absent=_absent(webhook_id)), body)
 
 
 def delete_webhook(client: Client, webhook_id: str) -> dict:
-    return client.delete(api_path("webhooks", webhook_id))
+    return client.delete(api_path("/webhooks/{}", webhook_id, absent=_absent(webhook_id)))
 
 
 def list_deliveries(client: Client, *, webhook_id: str | None = None, status: str | None = None,
@@ -45,7 +49,7 @@ def send_webhook_test(client: Client, settings, webhook_id: str, *,
     if timeout is not None:
         raise InvalidInput("a server sends test deliveries with its own timeout; `timeout` cannot be sent")
     # Not repeated after a timeout: the receiver would get a second sample alert.
-    return client.post_json(api_path("webhooks", webhook_id, "test"), None)
+    return client.post_json(api_path("/webhooks/{}/test", webhook_id, absent=_absent(webhook_id)), None)
 
 
 def deliver_due(client: Client, settings, *, at: datetime | None = None,

@@ -9,6 +9,7 @@ from flask_cors import CORS
 
 from obsctl.config import Settings
 from obsctl.services.storage import Store, open_store
+from obsctl.web import rawpath
 from obsctl.web.access_log import install_access_log
 from obsctl.web.allow import ObsctlFlask
 from obsctl.web.errors import register_error_handlers
@@ -41,6 +42,7 @@ def create_app(settings: Settings | None = None, *, serving: bool = False,
     app = ObsctlFlask("obsctl")  # Allow names only the methods of the path's own route
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.json.sort_keys = False
+    rawpath.install(app)  # before any route: ids with `/`, `%` or dots are reachable
     store = open_store(settings, mode="server", write_queue=settings.write_queue or DEFAULT_WRITE_QUEUE,
                        write_timeout=settings.write_timeout)
     app.extensions["obsctl"] = AppState(settings=settings, store=store, db_check=db_check)

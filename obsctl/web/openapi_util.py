@@ -101,7 +101,9 @@ def path_param(name: str, description: str = "", example: str | None = None) -> 
 def session_id_param() -> dict:
     # The example is a session of the bundled demo sample (examples/), which the fuzz test
     # loads first so generated requests also reach existing sessions.
-    return path_param("session_id", "Session id", example="research-002")
+    return path_param("session_id", "Session id, percent-encoded: `/` as %2F, `%` as %25; a session "
+                      "named like a fixed route (batch, candidates, compare) or `.`/`..` with one "
+                      "character escaped, e.g. %62atch, %2E%2E", example="research-002")
 
 
 def operation(tag: str, summary: str, *, params=None, request=None, ok=None, status: int = 200,

@@ -192,9 +192,30 @@ def test_a_path_prefix_in_the_base_url_is_kept(serve, client):
     remote = client(server.url + "/obsctl/")
     remote.get_json("/sessions")
     remote.get_json("sessions/x")
-    remote.get_json(api_path("sessions", "a/b c", "explain"))
+    remote.get_json(api_path("/sessions/{}/explain", "a/b c", absent="-"))
     assert [r["path"] for r in server.seen] == ["/obsctl/sessions", "/obsctl/sessions/x",
                                                 "/obsctl/sessions/a%2Fb%20c/explain"]
+
+
+@pytest.mark.parametrize(("sid", "path"), [
+    ("team/run-1", "/triage/team%2Frun-1"),
+    ("50% off", "/triage/50%25%20off"),
+    (".", "/triage/%2E"),
+    ("..", "/triage/%2E."),
+    ("batch", "/triage/%62atch"),      # /triage/batch is the batch route
+    ("candidates", "/triage/%63andidates"),
+    ("batches", "/triage/batches"),
+    ("é", "/triage/%C3%A9"),
+])
+def test_an_id_is_always_one_segment_naming_itself(sid, path):
+    assert api_path("/triage/{}", sid, absent="-") == path
+
+
+def test_an_empty_id_is_not_asked_for(serve, client):
+    server = serve(OK)
+    with pytest.raises(NotFound) as info:
+        client(server.url).get_json(api_path("/sessions/{}", "", absent="session '' not found"))
+    assert info.value.message == "session '' not found" and server.seen == []
 
 
 @pytest.mark.parametrize(("status", "error"), [
@@ -452,3 +473,11 @@ def test_retry_after_values():
     for unreadable in (None, "", "soon", "nan", "inf"):
         assert retry_after_seconds(unreadable, now) is None
     assert retry_after_seconds("-5", now) == 0.0
+
+
+def test_a_servers_message_keeps_its_spacing_on_one_line(serve, client):
+    """The same text as locally (`session 'a  b' not found`), but never a second line."""
+    server = serve((404, {}, {"error": "session 'a  b' not found\nsecond\r\x1b[31mline"}))
+    with pytest.raises(NotFound) as info:
+        client(server.url).get_json("/sessions/x")
+    assert info.value.message == "session 'a  b' not found second  [31mline"

@@ -88,6 +88,10 @@ def list_scorecards(store: Store, settings, *, days: Any = None,
     return cards
 
 
+def no_sessions_message(agent: str, days: int) -> str:
+    return f"no sessions of agent {agent!r} started in the last {days} day{'s' if days > 1 else ''}"
+
+
 def get_scorecard(store: Store, settings, agent: str, *, days: Any = None,
                   at: datetime | None = None) -> dict:
     """One agent's scorecard with its breakdown and daily trend; NotFound when the agent
@@ -97,8 +101,7 @@ def get_scorecard(store: Store, settings, agent: str, *, days: Any = None,
     pricer = pricer_for(settings)
     fleet = _collect(store, since, until, pricer)
     if agent not in fleet:
-        raise NotFound(f"no sessions of agent {agent!r} started in the last {days} "
-                       f"day{'s' if days > 1 else ''}")
+        raise NotFound(no_sessions_message(agent, days))
     ref = fleet_reference(list(fleet.values()))
     totals = fleet[agent]
     scored = score(totals, ref)

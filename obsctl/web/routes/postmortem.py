@@ -33,7 +33,7 @@ def candidates():
     ))
 
 
-@blueprint.post("/postmortem/<session_id>")
+@blueprint.post("/postmortem/<path:session_id>")
 def postmortem(session_id: str):
     # No body is read: the report depends on the stored session only.
     return json_response(service.postmortem_session(get_store(), session_id, pricer=pricer_for(get_settings())))

@@ -28,7 +28,7 @@ def list_sessions():
     ))
 
 
-@blueprint.get("/sessions/<session_id>")
+@blueprint.get("/sessions/<path:session_id>")
 def get_session(session_id: str):
     return json_response(service.get_session(get_store(), session_id))
 

@@ -22,8 +22,8 @@ blueprint = Blueprint("triage", __name__)
 RATE_GROUP = "triage"
 
 
-# A fixed route: Werkzeug ranks static segments above <session_id>, so a session named
-# "batch" is reachable only through the CLI's `obsctl triage show batch`.
+# A fixed route: Werkzeug ranks literal segments above <session_id>. A session named "batch" is
+# reached with the name escaped, `/triage/%62atch` (web/rawpath.py), as obsctl's client does.
 @blueprint.get("/triage/batch")
 def triage_batch():
     return json_response(service.triage_batch(
@@ -35,7 +35,7 @@ def triage_batch():
     ))
 
 
-@blueprint.get("/triage/<session_id>")
+@blueprint.get("/triage/<path:session_id>")
 def triage_session(session_id: str):
     return json_response(service.triage_session(get_store(), session_id, pricer=pricer_for(get_settings())))
 

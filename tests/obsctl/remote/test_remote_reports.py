@@ -81,18 +81,14 @@ def test_triage_on_a_terminal_prints_the_same(remote, terminal, args):
     assert result.exit_code == 0 and result.stdout
 
 
-def test_triage_of_a_session_named_batch_is_refused_remotely(remote, tmp_path):
-    """GET /triage/batch is the batch: a session named "batch" cannot be triaged through the
-    API. Before it exists both ways say it is not found; once it does, --url says why not."""
+def test_triage_of_a_session_named_batch_works_remotely(remote, tmp_path):
+    """GET /triage/batch is the batch; the client names a session "batch" as /triage/%62atch."""
     missing = remote.same("triage", "show", "batch")
     assert missing.exit_code == 1 and "session 'batch' not found" in missing.stderr
 
     _ingest_session(remote, tmp_path / "batch.jsonl", "batch", "batch-agent", 40, failed=False)
-    assert remote.local("triage", "show", "batch", "--json").exit_code == 0
-    refused = remote.remote("triage", "show", "batch", "--json")
-    assert refused.exit_code == 1 and refused.stdout == ""
-    assert "cannot triage a session named 'batch'" in refused.stderr
-    assert "without --url" in refused.stderr
+    found = remote.same("triage", "show", "batch", "--json")
+    assert found.exit_code == 0 and '"session_id": "batch"' in found.stdout
 
 
 # -- postmortem ----------------------------------------------------------------------------

@@ -1,0 +1,76 @@
+"""Routing on the path as the client wrote it, so any id can be named in a URL.
+
+A WSGI server percent-decodes the path before the app sees it: `/sessions/team%2Frun-1` reaches
+Flask as `/sessions/team/run-1`, and a session id holding a slash could not be told from a
+longer path (`team/run-1/explain`). Here the app routes on the path as it was sent, its
+escapes kept (`REQUEST_URI`, which waitress and Werkzeug both provide), and every URL variable
+is decoded by its converter. So:
+
+- `/sessions/team%2Frun-1` names the session `team/run-1`; `/sessions/team/run-1` still does
+  too, as before;
+- `/sessions/%2E%2E` names the session `..` (a client must escape dot segments, which HTTP
+  libraries otherwise resolve away);
+- an escaped literal is an id, not the literal: `/triage/%62atch` is the triage of a session
+  named `batch`, while `/triage/batch` stays the batch route the specification fixes.
+
+Literal route segments never hold a `%`, so plain requests route as they always did.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import unquote, unquote_to_bytes, urlsplit
+
+from werkzeug.routing import PathConverter, UnicodeConverter, ValidationError
+
+
+def _decoded(value: str) -> str:
+    if "%" not in value:
+        return value
+    try:
+        return unquote(value, errors="strict")
+    except UnicodeDecodeError:  # not UTF-8: no id is named so; the route does not match (404)
+        raise ValidationError() from None
+
+
+class RawPathRouting:
+    """WSGI middleware: PATH_INFO becomes the path as sent, escapes kept, whenever it is the same
+    path once decoded (no mount prefix, nothing rewritten on the way). Otherwise every `%` of the
+    decoded path is escaped again, so that the converters' decoding gives the path back exactly."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        path_info = environ.get("PATH_INFO", "")
+        raw = environ.get("REQUEST_URI") or environ.get("RAW_URI") or ""
+        if "%" in raw:
+            raw_path = raw.split("?", 1)[0].split("#", 1)[0]
+            if not raw_path.startswith("/"):  # absolute form: http://host/path
+                raw_path = urlsplit(raw_path).path
+            if not environ.get("SCRIPT_NAME") and unquote_to_bytes(raw_path).decode("latin-1") == path_info:
+                environ["PATH_INFO"] = raw_path
+                return self.app(environ, start_response)
+        if "%" in path_info:
+            environ["PATH_INFO"] = path_info.replace("%", "%25")
+        return self.app(environ, start_response)
+
+
+class DecodedString(UnicodeConverter):
+    """One path segment, percent-decoded (UTF-8)."""
+
+    def to_python(self, value: str) -> str:
+        return _decoded(value)
+
+
+class DecodedPath(PathConverter):
+    """One or more path segments, percent-decoded (UTF-8): a `%2F` is a slash inside the value."""
+
+    def to_python(self, value: str) -> str:
+        return _decoded(value)
+
+
+def install(app) -> None:
+    """Route `app` on raw paths. Call before any rule is added: rules take their converters
+    from the map when they are added."""
+    app.url_map.converters.update(default=DecodedString, string=DecodedString, path=DecodedPath)
+    app.wsgi_app = RawPathRouting(app.wsgi_app)
