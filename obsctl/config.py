@@ -28,6 +28,7 @@ DEFAULT_RATE_LIMITS: dict[str, str] = {
     "postmortem": "120/minute",
     "sla": "120/minute",
     "scorecards": "120/minute",
+    "maintenance": "120/minute",
     "health": "600/minute",
     "default": "120/minute",
 }

@@ -10,9 +10,10 @@ from obsctl.cli.base import (
     EXIT_FAILURE,
     ObsTyper,
     error,
+    local_only,
     notice,
-    open_existing,
     open_readonly,
+    run,
     settings_of,
     translate_errors,
 )
@@ -38,12 +39,14 @@ def prune_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="Count what would be deleted; delete nothing."),
     json_: JsonFlag = False,
 ) -> None:
-    """Delete sessions whose last activity is older than --older-than, with their events.
+    """Delete sessions whose last activity is older than --older-than, with their events
+    (with --url: on the server, a few seconds of work per request until done).
 
     Example: obsctl prune --older-than 30d --dry-run
     """
     verb = "would delete" if dry_run else "deleted"
-    show(service.prune(open_existing(ctx), older_than, dry_run=dry_run), json_, lambda result: print(
+    result = run(ctx, service.prune, older_than, dry_run=dry_run, opening="existing")
+    show(result, json_, lambda result: print(
         f"{verb} {plural(result['sessions'], 'session')} and {plural(result['events'], 'event')} "
         f"with no activity since {result['cutoff']}"))
 
@@ -56,17 +59,17 @@ def info_command(
                                     help="Skip the integrity check (it reads the whole file)."),
 ) -> None:
     """Show the database path, size, schema version, row counts and whether SQLite's
-    quick_check finds it intact (exit 1 when damaged).
+    quick_check finds it intact (exit 1 when damaged). With --url: the server's database.
 
     Example: obsctl db info --json
     """
     settings = settings_of(ctx)
-    info = service.db_info(open_readonly(ctx), settings.db_display if settings.db_url else settings.db_path,
-                           check=not skip_check)
+    info = run(ctx, service.db_info, settings.db_display if settings.db_url else settings.db_path,
+               check=not skip_check)
     integrity = info["integrity"]
     show(info, json_, _print_info, plain=lambda i: _print_info(i, plain=True))
     if integrity["quick_check"] == "damaged":
-        error(service.damaged_message(settings.db_display, integrity))
+        error(service.damaged_message(info.get("path") or info.get("url"), integrity))
         raise typer.Exit(EXIT_FAILURE)
 
 
@@ -110,6 +113,7 @@ def backup_command(
 
 @db_app.command("copy")
 def copy_command(
+    ctx: typer.Context,
     source: str = typer.Argument(..., metavar="SOURCE", help="A SQLite file (or sqlite:///PATH) or postgresql:// URL."),
     target: str = typer.Argument(..., metavar="TARGET", help="An empty (or new) SQLite file or PostgreSQL database."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -129,6 +133,7 @@ def copy_command(
     from obsctl.services.storage import open_store
     from obsctl.services.transfer import copy_store
 
+    local_only(ctx, "obsctl db copy")
     source_at, target_at = (database_location(x) for x in (source, target))
     if source_at == target_at:
         raise InvalidInput("SOURCE and TARGET are the same database")

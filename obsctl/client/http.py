@@ -123,9 +123,10 @@ class Client:
 
     # -- JSON helpers ---------------------------------------------------------------------
 
-    def get_json(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
-        """GET `path` and return the decoded JSON body."""
-        return self.decode(self.request("GET", path, params=params))
+    def get_json(self, path: str, params: Mapping[str, Any] | None = None, *,
+                 timeout: float | None = None) -> Any:
+        """GET `path` and return the decoded JSON body (`timeout`: this request's own)."""
+        return self.decode(self.request("GET", path, params=params, timeout=timeout))
 
     def post_json(self, path: str, body: Any, params: Mapping[str, Any] | None = None, *,
                   idempotent: bool = False) -> Any:
@@ -146,7 +147,8 @@ class Client:
     def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
                 json: Any = None, data: bytes | str | None = None,
                 headers: Mapping[str, str] | None = None,
-                idempotent: bool | None = None, stream: bool = False) -> requests.Response:
+                idempotent: bool | None = None, stream: bool = False,
+                timeout: float | None = None) -> requests.Response:
         """Send one request, retrying as the module docstring says, and return the 2xx answer
         (its body read). Anything else raises an obsctl error.
 
@@ -154,7 +156,8 @@ class Client:
         method implies (None: GET, HEAD, OPTIONS, PUT and DELETE are; POST and PATCH are not).
         A body that is not bytes or text (a file, a generator) cannot be sent twice, so such a
         request is tried once. With `stream` the 2xx answer's body is left unread, for
-        `iter_content` (an export of any size in bounded memory).
+        `iter_content` (an export of any size in bounded memory). `timeout` replaces the
+        client's own for this request (one known to take long on the server).
         """
         method = method.upper()
         all_headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
@@ -172,9 +175,9 @@ class Client:
             last = attempt == tries - 1
             try:
                 response = self._send(method, url, params=params, data=data, headers=all_headers,
-                                      stream=stream)
+                                      stream=stream, timeout=timeout or self.timeout)
             except requests.RequestException as exc:
-                failure = _classify(exc, self.timeout)
+                failure = _classify(exc, timeout or self.timeout)
                 held_back = not failure.unsent and not repeatable
                 if last or held_back or not failure.retryable:
                     raise self._unreachable(failure, attempt + 1, method if held_back else None) from None
@@ -190,7 +193,8 @@ class Client:
             raise self._error(response) from None
         raise AssertionError("unreachable: the last try returns or raises")  # pragma: no cover
 
-    def _send(self, method: str, url: str, *, params, data, headers, stream: bool) -> requests.Response:
+    def _send(self, method: str, url: str, *, params, data, headers, stream: bool,
+              timeout: float) -> requests.Response:
         """`Session.request`, except that the path goes out as written: requests would decode
         escapes of unreserved characters (`%62atch` -> `batch`, `%2E.` -> `..`), and api_path
         writes those escapes so that an id never reads as a route (web/rawpath.py)."""
@@ -202,7 +206,7 @@ class Client:
             prepared.url = urlsplit(prepared.url)._replace(path=path).geturl()
         sending = session.merge_environment_settings(prepared.url, {}, stream, None, None)
         # Redirects are not followed: requests would carry X-API-Key to any host.
-        return session.send(prepared, timeout=self.timeout, allow_redirects=False, **sending)
+        return session.send(prepared, timeout=timeout, allow_redirects=False, **sending)
 
     def _backoff_wait(self, attempt: int) -> float:
         """`backoff * 2**attempt` plus up to half of that again, capped at `max_wait`."""

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from datetime import timedelta
 from pathlib import Path
 
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
 from obsctl.store import Store
-from obsctl.timeutil import iso_minus, now_iso
+from obsctl.timeutil import iso_minus, normalize_ts, now_iso
 
 _DURATION = re.compile(r"^\s*([0-9]+)\s*([mhdw])\s*$")
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1),
@@ -36,13 +37,20 @@ def parse_age(text: str) -> timedelta:
 
 
 def prune(store: Store, older_than: str, *, dry_run: bool = False,
-          on_progress=lambda sessions, events: None) -> dict:
+          on_progress=lambda sessions, events: None, cutoff: str | None = None,
+          deadline: float | None = None) -> dict:
     """Delete sessions (with their events) whose last activity is older than `older_than`.
 
     Works in transactions of a few hundred sessions so a running server keeps ingesting.
+
+    `cutoff` continues an earlier prune with that earlier cutoff (it must be at least
+    `older_than` ago). With `deadline` (a `time.monotonic()` value) it stops after the first
+    batch that ends past it: the result then has `"complete": False`, and the same call with
+    the returned cutoff goes on. The HTTP API prunes this way, so no request runs for long.
     """
     age = parse_age(older_than)
-    cutoff = iso_minus(age)
+    latest = iso_minus(age)
+    cutoff = latest if cutoff is None else _checked_cutoff(cutoff, latest, older_than)
     sessions, events = store.maintenance.count_prunable(cutoff)
     result = {"older_than": older_than, "cutoff": cutoff, "dry_run": dry_run,
               "sessions": sessions, "events": events}
@@ -56,8 +64,23 @@ def prune(store: Store, older_than: str, *, dry_run: bool = False,
         deleted_sessions += s
         deleted_events += e
         on_progress(deleted_sessions, deleted_events)
+        if deadline is not None and time.monotonic() >= deadline:
+            result.update(sessions=deleted_sessions, events=deleted_events, complete=False)
+            return result
     result.update(sessions=deleted_sessions, events=deleted_events)
     return result
+
+
+def _checked_cutoff(cutoff: object, latest: str, older_than: str) -> str:
+    try:
+        if type(cutoff) is not str:
+            raise ValueError
+        cutoff = normalize_ts(cutoff)
+    except ValueError:
+        raise InvalidInput(f"cutoff must be an ISO 8601 timestamp; got {describe_value(cutoff)}") from None
+    if cutoff > latest:
+        raise InvalidInput(f"cutoff {cutoff} is less than {older_than} ago; it must be at or before {latest}")
+    return cutoff
 
 
 def check_integrity(store: Store) -> dict:

@@ -21,6 +21,7 @@ ROUTE_MODULES = (
     "postmortem",
     "sla",
     "scorecards",
+    "maintenance",
 )
 
 
