@@ -47,7 +47,23 @@ class OtlpPartialSuccess(Struct, rename="camel"):
     error_message: str
 
 
+class OtlpRejectedSpan(Struct):
+    span: Annotated[str, Meta(description="trace id:span id, or where in the request the span is")]
+    error: str
+
+
+class OtlpSummary(Struct):
+    """obsctl's own account of the request (only with ?summary=true)"""
+
+    spans: Annotated[int, Meta(ge=0, description="Spans in the request")]
+    stored: Annotated[int, Meta(ge=0, description="Stored as new events")]
+    duplicates: Annotated[int, Meta(ge=0, description="Already stored (same trace and span id)")]
+    sessions: Annotated[list[str], Meta(description="The sessions the usable spans belong to")]
+    rejected: list[OtlpRejectedSpan]
+
+
 class OtlpExportResponse(Struct, rename="camel", kw_only=True):
     """ExportTraceServiceResponse; partialSuccess only when spans were rejected"""
 
     partial_success: OtlpPartialSuccess | UnsetType = UNSET
+    obsctl: OtlpSummary | UnsetType = UNSET

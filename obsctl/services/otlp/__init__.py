@@ -63,9 +63,9 @@ class OtlpResult:
 
 
 def ingest_otlp(store: Store, body: bytes, fmt: str, *,
-                max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW) -> OtlpResult:
+                max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW, first_index: int = 0) -> OtlpResult:
     """Ingest one OTLP export request body (`fmt`: protobuf or json, already decompressed)."""
-    return ingest_spans(store, decode_request(body, fmt), max_future=max_future)
+    return ingest_spans(store, decode_request(body, fmt, first_index), max_future=max_future)
 
 
 def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,

@@ -10,8 +10,9 @@ from obsctl.services.otlp.json_format import decode_json_body
 from obsctl.services.otlp.wire import PROTOBUF, RejectedSpan, SpanRecord, decode_protobuf
 
 
-def decode_request(body: bytes, fmt: str) -> list[SpanRecord | RejectedSpan]:
-    """Decode an export request body in the given wire format (`wire.PROTOBUF` or `wire.JSON`)."""
+def decode_request(body: bytes, fmt: str, first_index: int = 0) -> list[SpanRecord | RejectedSpan]:
+    """Decode an export request body in the given wire format (`wire.PROTOBUF` or `wire.JSON`;
+    `first_index` numbers JSON's resourceSpans, see json_format.decode_json_request)."""
     if fmt == PROTOBUF:
         return decode_protobuf(body)
-    return decode_json_body(body)
+    return decode_json_body(body, first_index)

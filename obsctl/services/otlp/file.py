@@ -33,8 +33,15 @@ from obsctl.services.otlp.json_format import decode_json_request, decode_json_re
 from obsctl.store import Store
 
 
-class _Unreadable(Exception):
-    pass
+class NotARequest(Exception):
+    """A line or element that is no export request; its message says why."""
+
+
+# What reading a file yields for each export request in it: where it is (line or element
+# number), its spans decoded (or why it cannot be), and the request as it would be sent to a
+# server: the JSON line as it is (bytes), or a document's element as {"resourceSpans": [it]}
+# (a dict, whose numbers ijson read as int and Decimal), with that element's index.
+Part = tuple[int, "list | NotARequest", "tuple[bytes | dict, int] | None"]
 
 
 def ingest_otlp_stream(
@@ -54,8 +61,8 @@ def ingest_otlp_stream(
     summary = StreamSummary()
 
     def run() -> None:
-        for location, decoded in _read_requests(reader):
-            if isinstance(decoded, _Unreadable):
+        for location, decoded, _ in read_requests(reader):
+            if isinstance(decoded, NotARequest):
                 summary.rejected += 1
                 on_reject(location, str(decoded))
                 if strict:
@@ -85,8 +92,8 @@ def ingest_otlp_stream(
     return summary
 
 
-def _read_requests(reader: IO[bytes]) -> Iterator[tuple[int, list | _Unreadable]]:
-    """(location, decoded spans or _Unreadable) for each request in the file."""
+def read_requests(reader: IO[bytes]) -> Iterator[Part]:
+    """(location, decoded spans or NotARequest, request to send) for each request in the file."""
     line_no = 0
     while True:
         line = reader.readline()
@@ -104,9 +111,9 @@ def _read_requests(reader: IO[bytes]) -> Iterator[tuple[int, list | _Unreadable]
             # Not one request per line: a single (pretty-printed) document.
             yield from _read_document(_Prefixed(line, reader))
             return
-        yield line_no, _Unreadable(line_problem(line, exc))
+        yield line_no, NotARequest(line_problem(line, exc)), None
     else:
-        yield line_no, _request(first)
+        yield line_no, _request(first), (line, 0)
     for line in iter(reader.readline, b""):
         line_no += 1
         if not line.strip():
@@ -116,28 +123,30 @@ def _read_requests(reader: IO[bytes]) -> Iterator[tuple[int, list | _Unreadable]
         except orjson.JSONDecodeError as exc:
             document = parse_line_again(line, exc)
             if type(document) is Unreadable:
-                yield line_no, _Unreadable(document.message)
+                yield line_no, NotARequest(document.message), None
                 continue
-        yield line_no, _request(document)
+            yield line_no, _request(document), (document, 0)
+            continue
+        yield line_no, _request(document), (line, 0)
 
 
 _NOT_A_REQUEST = "not an OTLP export request: expected an object with a resourceSpans key"
 
 
-def _request(document) -> list | _Unreadable:
+def _request(document) -> list | NotARequest:
     if type(document) is not dict or "resourceSpans" not in document:
-        return _Unreadable(_NOT_A_REQUEST)
+        return NotARequest(_NOT_A_REQUEST)
     return _decode(decode_json_request, document)
 
 
-def _decode(decode: Callable[..., list], *args) -> list | _Unreadable:
+def _decode(decode: Callable[..., list], *args) -> list | NotARequest:
     try:
         return decode(*args)
     except InvalidInput as exc:
-        return _Unreadable(exc.message)
+        return NotARequest(exc.message)
 
 
-def _read_document(reader: IO[bytes]) -> Iterator[tuple[int, list | _Unreadable]]:
+def _read_document(reader: IO[bytes]) -> Iterator[Part]:
     import ijson
 
     index = 0
@@ -154,15 +163,15 @@ def _read_document(reader: IO[bytes]) -> Iterator[tuple[int, list | _Unreadable]
         # Integers stay integers (nanosecond times do not fit a float); decimals are Decimal.
         for index, item in enumerate(ijson.items(parse_events(), "resourceSpans.item"), start=1):
             where = f"resourceSpans[{index - 1}]"
-            yield index, _decode(decode_json_resource_spans, item, where)
+            yield index, _decode(decode_json_resource_spans, item, where), ({"resourceSpans": [item]}, index - 1)
     except ijson.JSONError as exc:
         if checked.bad_line is not None:
-            yield index + 1, _Unreadable(f"line {checked.bad_line}: not UTF-8 text")
+            yield index + 1, NotARequest(f"line {checked.bad_line}: not UTF-8 text"), None
         else:
-            yield index + 1, _Unreadable(f"malformed JSON document: {parser_message(exc)}")
+            yield index + 1, NotARequest(f"malformed JSON document: {parser_message(exc)}"), None
         return
     if "resourceSpans" not in top_keys:
-        yield 1, _Unreadable(_NOT_A_REQUEST)
+        yield 1, NotARequest(_NOT_A_REQUEST), None
 
 
 class _Prefixed:

@@ -24,17 +24,20 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 # --- OTLP JSON --------------------------------------------------------------------------
 
-def decode_json_body(data: bytes) -> list[SpanRecord | RejectedSpan]:
-    """Decode an OTLP JSON `ExportTraceServiceRequest` body."""
+def decode_json_body(data: bytes, first_index: int = 0) -> list[SpanRecord | RejectedSpan]:
+    """Decode an OTLP JSON `ExportTraceServiceRequest` body (`first_index`: see decode_json_request)."""
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise InvalidInput(f"malformed JSON in request body: {exc}") from None
-    return decode_json_request(document)
+    return decode_json_request(document, first_index)
 
 
-def decode_json_request(document: Any) -> list[SpanRecord | RejectedSpan]:
+def decode_json_request(document: Any, first_index: int = 0) -> list[SpanRecord | RejectedSpan]:
     """Decode a parsed OTLP JSON request: `{"resourceSpans": [...]}`.
+
+    Problems are located as `resourceSpans[N]...`, counting from `first_index`: a client that
+    sends the elements of one large document a few at a time keeps the document's numbering.
 
     Field names are the lowerCamelCase ones of the OTLP JSON encoding; unknown fields are
     ignored. A wrong structure above the span level is an InvalidInput.
@@ -42,7 +45,7 @@ def decode_json_request(document: Any) -> list[SpanRecord | RejectedSpan]:
     if type(document) is not dict:
         raise InvalidInput('an OTLP JSON request must be an object: {"resourceSpans": [...]}')
     spans: list[SpanRecord | RejectedSpan] = []
-    for index, item in enumerate(_list(document, "resourceSpans", "")):
+    for index, item in enumerate(_list(document, "resourceSpans", ""), start=first_index):
         spans.extend(decode_json_resource_spans(item, f"resourceSpans[{index}]"))
     return spans
 

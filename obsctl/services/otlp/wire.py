@@ -199,8 +199,9 @@ def time_problem(start: int, end: int) -> str | None:
     return None
 
 
-def encode_response(rejected_spans: int, error_message: str, fmt: str) -> bytes:
-    """An `ExportTraceServiceResponse`; partial_success is set only when spans were rejected."""
+def encode_response(rejected_spans: int, error_message: str, fmt: str, extra: dict | None = None) -> bytes:
+    """An `ExportTraceServiceResponse`; partial_success is set only when spans were rejected.
+    `extra` adds keys to a JSON answer (obsctl's own summary, asked for with ?summary=true)."""
     partial = rejected_spans > 0 or bool(error_message)
     if fmt == PROTOBUF:
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -212,8 +213,8 @@ def encode_response(rejected_spans: int, error_message: str, fmt: str) -> bytes:
             response.partial_success.rejected_spans = rejected_spans
             response.partial_success.error_message = error_message
         return response.SerializeToString()
-    if not partial:
-        return b"{}"
-    # int64 fields are decimal strings in the protobuf JSON mapping that OTLP JSON follows.
-    return orjson.dumps({"partialSuccess": {"rejectedSpans": str(rejected_spans),
-                                            "errorMessage": error_message}})
+    answer = {}
+    if partial:
+        # int64 fields are decimal strings in the protobuf JSON mapping that OTLP JSON follows.
+        answer["partialSuccess"] = {"rejectedSpans": str(rejected_spans), "errorMessage": error_message}
+    return orjson.dumps({**answer, **(extra or {})})

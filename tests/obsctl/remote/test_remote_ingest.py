@@ -131,10 +131,3 @@ def test_an_unreachable_server_is_one_line_and_exit_1(tmp_path):
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: cannot reach the obsctl server at http://127.0.0.1:")
     assert result.stderr.count("\n") == 1
-
-
-def test_otlp_files_are_refused_clearly_for_now(remote, tmp_path):
-    source = tmp_path / "traces.jsonl"
-    source.write_bytes(b'{"resourceSpans": []}\n')
-    result = remote.remote("ingest", str(source), "--format", "otlp-json")
-    assert result.exit_code == 1 and "cannot be sent to a server yet" in result.stderr
