@@ -167,7 +167,10 @@ def evaluate(
     if failed:
         notice(f"webhooks: {failed} deliver{'y' if failed == 1 else 'ies'} failed for good; "
                f"last error: {report.last_failure} (see: obsctl webhooks deliveries --status failed)")
-    if verbose and (report.attempted or report.expired):
+    if verbose and report.sent_by:
+        notice(f"webhooks: the server at {report.sent_by} sends the deliveries itself "
+               f"(see: obsctl webhooks deliveries)")
+    elif verbose and (report.attempted or report.expired):
         notice(f"webhooks: {report.delivered} delivered, {report.retrying} will be retried, "
                f"{failed} failed" + (f"; last error: {report.last_error}" if report.last_error else "")
                + " (see: obsctl webhooks deliveries)")

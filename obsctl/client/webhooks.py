@@ -58,4 +58,4 @@ def deliver_due(client: Client, settings, *, at: datetime | None = None,
     """Nothing to do here: a server sends the deliveries that are due itself (its background
     sender, woken by `POST /alerts/evaluate`, or a pass inside that request), so a remote
     command attempts none and reports none."""
-    return DeliveryReport()
+    return DeliveryReport(sent_by=client.server)

@@ -89,6 +89,7 @@ class DeliveryReport:
     expired: int = 0
     last_error: str | None = None
     last_failure: str | None = None  # the error of the last delivery that failed for good
+    sent_by: str | None = None  # the server that sends them instead (remote mode): none attempted here
 
 
 def sign(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
