@@ -69,6 +69,7 @@ OPENAPI_PATHS = {
             params=[query_param("check", {"type": "boolean", "default": True},
                                 "Run the integrity check (it reads the whole SQLite file); false skips it")],
             ok=json_content(ref(DbInfo)),
+            errors=error_responses(400),
         ),
     },
 }
