@@ -13,6 +13,7 @@ from obsctl.cli import (
     compare,
     explain,
     export,
+    incidents,
     ingest,
     maintenance,
     postmortem,
@@ -102,6 +103,7 @@ app.add_typer(maintenance.db_app, name="db")
 app.add_typer(alerts.app, name="alerts")
 app.add_typer(webhooks.app, name="webhooks")
 app.add_typer(triage.app, name="triage")
+app.command("incidents")(incidents.incidents_command)
 app.add_typer(postmortem.app, name="postmortem")
 app.add_typer(sla.app, name="sla")
 app.add_typer(scorecards.app, name="scorecards")

@@ -20,6 +20,7 @@ import psycopg
 import pytest
 import requests
 
+from obsctl.store.postgres.schema import MIGRATIONS
 from tests.conftest import event, start_server
 from tests.webhook_receiver import Receiver
 
@@ -383,13 +384,13 @@ def test_servers_starting_together_migrate_a_new_database_once(pg_url):
         t.join()
     try:
         assert errors == []
-        assert {store.schema_version() for store in stores} == {10}
+        assert {store.schema_version() for store in stores} == {len(MIGRATIONS)}
     finally:
         for store in stores:
             store.close()
     with psycopg.connect(pg_url) as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM _obsctl_migrations ORDER BY applied_order")]
-    assert len(names) == len(set(names)) == 10
+    assert len(names) == len(set(names)) == len(MIGRATIONS)
 
 
 def test_a_password_in_the_url_is_never_shown(tmp_path, pg_url):

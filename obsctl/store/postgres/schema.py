@@ -308,6 +308,11 @@ def _m010(conn: psycopg.Connection) -> None:
     conn.execute("CREATE INDEX idx_sessions_status_started ON sessions(status, started_at DESC, session_id)")
 
 
+def _m011(conn: psycopg.Connection) -> None:
+    # SQLite's m011: the error events by time, for incidents across sessions.
+    conn.execute("CREATE INDEX idx_events_errors_ts ON events(timestamp) WHERE is_error = 1")
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -319,6 +324,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m008_webhook_allow_private", _m008),
     ("m009_analytics_counters", _m009),
     ("m010_sessions_newest_first", _m010),
+    ("m011_events_errors_index", _m011),
 ]
 
 

@@ -146,3 +146,22 @@ def postmortem_candidates(conn: psycopg.Connection, *, min_errors: int, limit: i
         [high_rate, high_rate, medium_rate, medium_count, *params, limit],
     )
     return [dict(zip(CANDIDATE_COLUMNS, row)) for row in cursor], total
+
+
+INCIDENT_ERROR_COLUMNS = ("session_id", "agent_name", "event_type", "timestamp", "model", "tool_name",
+                          "output_data", "tool_call")
+
+
+def error_events(conn: psycopg.Connection, since: str, until: str, agent: str | None,
+                 cap: int) -> list[tuple]:
+    """As obsctl/store/sqlite/triage.error_events: the error events in [since, until), oldest
+    first, at most `cap`, through the partial index idx_events_errors_ts."""
+    where, params = "WHERE e.is_error = 1 AND e.timestamp >= %s AND e.timestamp < %s", [since, until]
+    if agent is not None:
+        where += " AND COALESCE(e.agent_name, s.agent_name) = %s"
+        params.append(agent)
+    return conn.execute(
+        f"SELECT e.session_id, COALESCE(e.agent_name, s.agent_name), e.event_type, e.timestamp, e.model, "
+        f"e.tool_name, e.output_data, e.tool_call "
+        f"FROM events e JOIN sessions s ON s.session_id = e.session_id "
+        f"{where} ORDER BY e.timestamp, e.id LIMIT %s", [*params, cap]).fetchall()

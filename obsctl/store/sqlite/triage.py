@@ -152,3 +152,23 @@ def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int, limit: 
         [high_rate, high_rate, medium_rate, medium_count, *params, limit],
     )
     return [dict(zip(CANDIDATE_COLUMNS, row)) for row in cursor], total
+
+
+INCIDENT_ERROR_COLUMNS = ("session_id", "agent_name", "event_type", "timestamp", "model", "tool_name",
+                          "output_data", "tool_call")
+
+
+def error_events(db: sqlite_utils.Database, since: str, until: str, agent: str | None,
+                 cap: int) -> list[tuple]:
+    """The error events with a timestamp in [since, until), oldest first, at most `cap` of them,
+    columns INCIDENT_ERROR_COLUMNS; the agent is the event's own or else its session's.
+    Read through idx_events_errors_ts (only error events are in it)."""
+    where, params = "WHERE e.is_error = 1 AND e.timestamp >= ? AND e.timestamp < ?", [since, until]
+    if agent is not None:
+        where += " AND COALESCE(e.agent_name, s.agent_name) = ?"
+        params.append(agent)
+    return db.conn.execute(
+        f"SELECT e.session_id, COALESCE(e.agent_name, s.agent_name), e.event_type, e.timestamp, e.model, "
+        f"e.tool_name, e.output_data, e.tool_call "
+        f"FROM events e INDEXED BY idx_events_errors_ts JOIN sessions s ON s.session_id = e.session_id "
+        f"{where} ORDER BY e.timestamp, e.id LIMIT ?", [*params, cap]).fetchall()

@@ -18,6 +18,7 @@ ROUTE_MODULES = (
     "alerts",
     "webhooks",
     "triage",
+    "incidents",
     "postmortem",
     "sla",
     "scorecards",

@@ -1,0 +1,201 @@
+"""Incidents: the same failure across sessions, grouped into one thing to page about.
+
+A tool outage shows up as separate errors in separate sessions of separate agents; a
+rate-limit cascade as one 429 in each of several sessions. Here the error events of a time
+window are grouped by what failed (the error fingerprint of triage: event type, tool and the
+message with its variable parts masked) and by model, and each group is cut where it goes
+quiet for longer than `gap_minutes`. A group that reaches `min_sessions` sessions is an
+incident, with its own severity:
+
+    SEV-1  3 or more agents, or 10 or more sessions
+    SEV-2  2 agents, or 3 or more sessions
+    SEV-3  any other incident (2 sessions of one agent, by default)
+
+A single session failing again and again is that session's problem (its triage says so), not
+an incident.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import orjson
+
+from obsctl.errors import InvalidInput
+from obsctl.jsonutil import describe_value
+from obsctl.params import IntParam
+from obsctl.services.maintenance import parse_age
+from obsctl.services.sessions.fields import error_message, excerpt, main_text
+from obsctl.services.triage.errors import KIND_TITLES, classify_error, fingerprint, normalise_message
+from obsctl.store import Store
+from obsctl.timeutil import format_ts, normalize_ts, now, parse_ts
+
+DEFAULT_SINCE = "24h"
+MIN_SESSIONS = IntParam("min_sessions", 1, 1000, default=2)
+GAP_MINUTES = IntParam("gap_minutes", 1, 1440, default=30)
+LIMIT = IntParam("limit", 1, 200, default=50)
+# Error events read per request at most: a window holding more is reported as truncated.
+MAX_ERRORS = 100_000
+# Sessions and agents named in an incident (the counts are always complete).
+NAMED = 20
+MESSAGE_CHARS = 200
+SEVERITIES = ("SEV-1", "SEV-2", "SEV-3")
+SEV1_AGENTS, SEV1_SESSIONS = 3, 10
+SEV2_AGENTS, SEV2_SESSIONS = 2, 3
+
+
+def window(since: str | None, until: str | None) -> tuple[str, str]:
+    """[since, until) as stored timestamps. `since` is an age before `until` (`24h`, `7d`) or an
+    ISO 8601 time; `until` an ISO 8601 time, default now."""
+    end = _timestamp(until, "until") if until is not None else format_ts(now())
+    text = DEFAULT_SINCE if since is None else since
+    if _AGE.match(text if type(text) is str else ""):
+        start = format_ts(parse_ts(end) - parse_age(text))
+    else:
+        start = _timestamp(text, "since")
+    if start >= end:
+        raise InvalidInput(f"since ({start}) must be before until ({end})")
+    return start, end
+
+
+_AGE = re.compile(r"^\s*[0-9]+\s*[mhdw]\s*$")
+
+
+def check_since(text: str) -> str:
+    """`since` alone (an age or a time), for the CLI's usage check."""
+    return text if _AGE.match(text) and parse_age(text) else _timestamp(text, "since")
+
+
+def check_until(text: str | None) -> str | None:
+    return None if text is None else _timestamp(text, "until")
+
+
+def _timestamp(text: Any, name: str) -> str:
+    try:
+        if type(text) is not str:
+            raise ValueError
+        return normalize_ts(text.strip())
+    except ValueError:
+        also = " or an age like 24h, 30m, 7d" if name == "since" else ""
+        raise InvalidInput(f"{name} must be an ISO 8601 time{also}; got {describe_value(text)}") from None
+
+
+@dataclass
+class _Group:
+    """Failures with one key, cut into runs by the gap."""
+
+    key: tuple[str, str | None]
+    event_type: str
+    tool_name: str | None
+    model: str | None
+    pattern: str
+    kind: str
+    example: str
+    first_seen: str
+    last_seen: str
+    failures: int = 0
+    sessions: dict[str, None] = field(default_factory=dict)  # insertion-ordered sets
+    agents: dict[str, None] = field(default_factory=dict)
+
+
+def list_incidents(store: Store, *, since: str | None = None, until: str | None = None,
+                   agent: str | None = None, min_sessions: int | None = None,
+                   gap_minutes: int | None = None, limit: int | None = None) -> dict:
+    """The incidents of [since, until), most severe first, then most failures, then earliest."""
+    start, end = window(since, until)
+    min_sessions = MIN_SESSIONS.check(min_sessions)
+    gap = timedelta(minutes=GAP_MINUTES.check(gap_minutes))
+    limit = LIMIT.check(limit)
+    rows = store.triage.error_events(start, end, agent, MAX_ERRORS + 1)
+    truncated = len(rows) > MAX_ERRORS
+    groups = _group(rows[:MAX_ERRORS], gap)
+    incidents = [_view(g) for g in groups if len(g.sessions) >= min_sessions]
+    incidents.sort(key=lambda i: (SEVERITIES.index(i["severity"]), -i["failures"], i["first_seen"],
+                                  i["incident_id"]))
+    return {"since": start, "until": end, "total": len(incidents), "incidents": incidents[:limit],
+            "errors_scanned": min(len(rows), MAX_ERRORS), "truncated": truncated}
+
+
+def _group(rows: list[tuple], gap: timedelta) -> list[_Group]:
+    """Rows (oldest first) into runs of the same key with no pause longer than `gap`."""
+    open_runs: dict[tuple, _Group] = {}
+    done: list[_Group] = []
+    gap_ms = gap.total_seconds() * 1000
+    for session_id, agent_name, event_type, timestamp, model, tool_name, output_data, tool_call in rows:
+        output = orjson.loads(output_data) if output_data is not None else None
+        call = orjson.loads(tool_call) if tool_call is not None else None
+        message = error_message(output, call) or (main_text(output) if output else None)
+        pattern = normalise_message(message) if message else ""
+        key = (fingerprint(event_type, tool_name, pattern), model)
+        run = open_runs.get(key)
+        if run is not None and (parse_ts(timestamp) - parse_ts(run.last_seen)).total_seconds() * 1000 > gap_ms:
+            done.append(run)
+            run = None
+        if run is None:
+            run = open_runs[key] = _Group(
+                key=key, event_type=event_type, tool_name=tool_name, model=model, pattern=pattern,
+                kind=classify_error(event_type, message), example=excerpt(message, MESSAGE_CHARS) or event_type,
+                first_seen=timestamp, last_seen=timestamp)
+        run.failures += 1
+        run.last_seen = timestamp
+        run.sessions[session_id] = None
+        if agent_name is not None:
+            run.agents[agent_name] = None
+    return done + list(open_runs.values())
+
+
+def severity(sessions: int, agents: int) -> tuple[str, str]:
+    """(SEV-1..SEV-3, why), by the rule in the module docstring."""
+    if agents >= SEV1_AGENTS:
+        return "SEV-1", f"{agents} agents affected, at least {SEV1_AGENTS}"
+    if sessions >= SEV1_SESSIONS:
+        return "SEV-1", f"{sessions} sessions affected, at least {SEV1_SESSIONS}"
+    if agents >= SEV2_AGENTS:
+        return "SEV-2", f"{agents} agents affected"
+    if sessions >= SEV2_SESSIONS:
+        return "SEV-2", f"{sessions} sessions affected, at least {SEV2_SESSIONS}"
+    return "SEV-3", f"{sessions} sessions of one agent" if agents <= 1 else f"{sessions} sessions"
+
+
+def _view(g: _Group) -> dict:
+    sessions, agents = list(g.sessions), list(g.agents)
+    sev, why = severity(len(sessions), len(agents))
+    subject = g.tool_name or g.model or g.event_type
+    who = (f"{len(sessions)} sessions of {agents[0]}" if len(agents) == 1
+           else f"{len(sessions)} sessions, {len(agents)} agents")
+    title = (f"{subject}: {excerpt(g.example, 60)} - {g.failures} failures, {who}, "
+             f"{_clock(g.first_seen, g.last_seen)}")
+    digest = hashlib.sha1("\x1f".join((g.key[0], g.key[1] or "", g.first_seen)).encode()).hexdigest()[:12]
+    return {
+        "incident_id": f"inc-{digest}",
+        "title": title,
+        "severity": sev,
+        "severity_reason": why,
+        "kind": g.kind,
+        "kind_title": KIND_TITLES[g.kind],
+        "fingerprint": g.key[0],
+        "event_type": g.event_type,
+        "tool_name": g.tool_name,
+        "model": g.model,
+        "pattern": g.pattern,
+        "example": g.example,
+        "failures": g.failures,
+        "sessions": len(sessions),
+        "agents": len(agents),
+        "first_seen": g.first_seen,
+        "last_seen": g.last_seen,
+        "duration_ms": round((parse_ts(g.last_seen) - parse_ts(g.first_seen)).total_seconds() * 1000),
+        "session_ids": sessions[:NAMED],
+        "agent_names": agents[:NAMED],
+    }
+
+
+def _clock(first: str, last: str) -> str:
+    """`19:56-20:39` (UTC) within a day, else with the dates."""
+    if first[:10] == last[:10]:
+        return f"{first[11:16]}-{last[11:16]} UTC"
+    return f"{first[:10]} {first[11:16]} - {last[:10]} {last[11:16]} UTC"
