@@ -179,11 +179,14 @@ def evaluate(
 
 
 def _print_fired(body: dict) -> None:
-    """One line per fired rule (cron mails what is printed)."""
+    """One line per rule that fired or was resolved (cron mails what is printed)."""
     for result in body["results"]:
+        head = f"{result['status'].upper()} {result.get('alert_id')} {result['name']}: {result['metric']} = "
+        condition = f"{result['operator']} {_num(result['threshold'])}"
         if result["status"] == "fired":
-            typer.echo(f"FIRED {result['alert_id']} {result['name']}: {result['metric']} = "
-                       f"{_num(result['value'])} {result['operator']} {_num(result['threshold'])}")
+            typer.echo(f"{head}{_num(result['value'])} {condition}")
+        elif result["status"] == "resolved":
+            typer.echo(f"{head}{_num(result['value'])}, no longer {condition}")
 
 
 @app.command("events")
@@ -207,9 +210,9 @@ def events(
 def _show_alerts(title: str, events: list[dict]) -> None:
     rows = [[e["alert_id"], e["fired_at"], e["rule_name"], e["metric"], _num(e["value"]),
              f"{e['operator']} {_num(e['threshold'])}", e["agent_filter"] or "*",
-             e["acknowledged_at"] or "no"] for e in events]
+             e["acknowledged_at"] or "no", e["resolved_at"] or "firing"] for e in events]
     render_table(title, ["alert_id", "fired_at", "rule", "metric", "value", "condition", "agent",
-                         "acknowledged"], rows)
+                         "acknowledged", "resolved"], rows)
 
 
 @app.command("ack")
@@ -219,5 +222,10 @@ def ack(ctx: typer.Context, alert_id: str = typer.Argument(..., help="Alert id."
 
     Example: obsctl alerts ack alert_0123456789abcdef
     """
+    from obsctl.services.webhooks.delivery import deliver_due
+
     alert = run(ctx, alerts.acknowledge_alert, alert_id, opening="existing")
     show(alert, json_, lambda a: _show_alerts("acknowledged", [a]))
+    # The webhooks hear of the acknowledgement now (a server sends them itself); a delivery
+    # that fails stays queued for the next `alerts evaluate`.
+    run(ctx, deliver_due, settings_of(ctx), opening="existing")

@@ -19,7 +19,7 @@ from obsctl.vocabulary import METRICS, OPERATORS, operator_spellings
 WINDOW_MINUTES = IntParam("window_minutes", 1, 43200, default=60)
 COOLDOWN_MINUTES = IntParam("cooldown_minutes", 0, 525600, default=15)  # a year; longer is a typo
 MAX_NAME_LEN = 256
-EVALUATION_STATUSES = ("fired", "ok", "cooldown", "no_data")
+EVALUATION_STATUSES = ("fired", "ok", "cooldown", "no_data", "resolved")
 
 Metric = one_of(METRICS)
 Operator = one_of(OPERATORS)
@@ -109,6 +109,8 @@ class AlertEvent(Struct):
     fired_at: Timestamp
     acknowledged: bool
     acknowledged_at: Timestamp | None
+    resolved_at: Annotated[Timestamp | None, Meta(
+        description="When an evaluation found the rule's condition no longer holding; null while firing")]
 
 
 class AlertEventList(Struct):
@@ -126,7 +128,8 @@ class RuleEvaluation(Struct):
     threshold: float
     value: float | None
     status: one_of(EVALUATION_STATUSES)
-    alert_id: Annotated[str, Meta(description="Only when status is fired")] | UnsetType = UNSET
+    alert_id: Annotated[str, Meta(
+        description="When status is fired: the new alert; resolved: the alert now resolved")] | UnsetType = UNSET
 
 
 class EvaluationResult(Struct):

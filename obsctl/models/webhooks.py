@@ -16,7 +16,7 @@ from obsctl.models.common import NOT_BLANK, Count, Timestamp, one_of
 
 FORMATS = ("generic", "slack", "pagerduty")
 DELIVERY_STATUSES = ("pending", "delivered", "failed")
-EVENT_TYPES = ("alert.fired", "webhook.test")
+EVENT_TYPES = ("alert.fired", "alert.resolved", "alert.acknowledged", "webhook.test")
 MAX_URL_LEN = 2048
 MAX_KEY_LEN = 256
 # The scheme is matched case-insensitively, like urlsplit does; a host must follow "//".

@@ -49,6 +49,12 @@ class AlertsRepository(Protocol):
     def acknowledge_alert(self, alert_id: str, at: str) -> bool:
         """Mark acknowledged; a second acknowledgement keeps the first timestamp."""
 
+    def unresolved_alerts(self, rule_ids: list[str]) -> list[dict]:
+        """The alerts of these rules not yet resolved, oldest first."""
+
+    def resolve_alerts(self, alert_ids: list[str], at: str) -> None:
+        """Stamp resolved_at on these alerts (those already resolved keep theirs)."""
+
 
 class AnalyticsRepository(Protocol):
     """The aggregates behind `GET /analytics`."""
@@ -281,6 +287,9 @@ class TriageRepository(Protocol):
                               since: str | None, high_rate: float, medium_rate: float,
                               medium_count: int) -> tuple[list[dict], int]:
         """Sessions with at least `min_errors` error events, most severe first, and their total."""
+
+    def error_events(self, since: str, until: str, agent: str | None, cap: int) -> list[tuple]:
+        """The error events in [since, until), oldest first, at most `cap` (incidents)."""
 
 
 class WebhooksRepository(Protocol):

@@ -57,6 +57,7 @@ def alert_view(row: dict) -> dict:
         "fired_at": row["fired_at"],
         "acknowledged": bool(row["acknowledged"]),
         "acknowledged_at": row["acknowledged_at"],
+        "resolved_at": row["resolved_at"],
     }
 
 
@@ -70,9 +71,11 @@ def evaluate_alerts(store: Store, settings, *, at: datetime | None = None) -> di
     """Evaluate every enabled rule now (or `at`), fire those whose condition holds.
 
     Returns `{"evaluated_at", "evaluated", "fired", "results": [...]}`; each result has the
-    rule's metric value and a status: fired, ok, cooldown or no_data (no data in the window;
-    never fires). Deliveries of the alerts fired are queued, not sent: the caller runs a
-    delivery pass (services/webhooks/delivery.deliver_due) or wakes the background sender.
+    rule's metric value and a status: fired, ok, cooldown, no_data (no data in the window;
+    never fires, never resolves) or resolved (the rule's alerts were firing and its condition
+    no longer holds: they are resolved now). Deliveries of the alerts fired (alert.fired) and
+    resolved (alert.resolved) are queued, not sent: the caller runs a delivery pass
+    (services/webhooks/delivery.deliver_due) or wakes the background sender.
     """
     at = at or now()
     evaluated_at = format_ts(at)
@@ -93,6 +96,11 @@ def evaluate_alerts(store: Store, settings, *, at: datetime | None = None) -> di
 
     if candidates:
         _fire(store, candidates, at)
+    firing = {rule["rule_id"] for rule, _ in candidates}
+    recovered = [(rule, result) for rule, result in zip(rules, results)
+                 if result["status"] == "ok" and rule["rule_id"] not in firing]
+    if recovered:
+        _resolve(store, recovered, at)
     fired = sum(1 for r in results if r["status"] == "fired")
     body = {"evaluated_at": evaluated_at, "evaluated": len(results), "fired": fired,
             "results": results}
@@ -106,6 +114,7 @@ def _fire(store: Store, candidates: list, at: datetime) -> None:
     with store.transaction():
         last = store.alerts.last_fired_at([rule["rule_id"] for rule, _ in candidates])
         hooks = webhooks.enabled_webhooks(store)
+        firing_since = _firing_since(store, [rule["rule_id"] for rule, _ in candidates])
         for rule, result in candidates:
             if rule["rule_id"] not in last:
                 continue  # deleted since the metrics were computed
@@ -119,11 +128,47 @@ def _fire(store: Store, candidates: list, at: datetime) -> None:
                 "window_minutes": rule["window_minutes"], "agent_filter": rule["agent_filter"],
                 "fired_at": fired_at, "acknowledged": 0, "acknowledged_at": None,
             }
-            store.alerts.record_firing(alert)
+            store.alerts.record_firing({**alert, "resolved_at": None})
             rule = {**rule, "last_fired_at": fired_at}
-            webhooks.enqueue_alert(store, hooks, alert_view(alert), rule_view(rule), fired_at)
+            view = {**alert_view({**alert, "resolved_at": None}),
+                    "firing_since": firing_since.get(rule["rule_id"], fired_at)}
+            webhooks.enqueue_alert(store, hooks, view, rule_view(rule), fired_at)
             result["status"] = "fired"
             result["alert_id"] = alert["alert_id"]
+
+
+def _firing_since(store: Store, rule_ids: list[str]) -> dict[str, str]:
+    """rule_id -> when its oldest unresolved alert fired (rules firing since then)."""
+    since: dict[str, str] = {}
+    for alert in store.alerts.unresolved_alerts(rule_ids):  # oldest first
+        since.setdefault(alert["rule_id"], alert["fired_at"])
+    return since
+
+
+def _resolve(store: Store, recovered: list, at: datetime) -> None:
+    """Resolve the open alerts of rules whose condition no longer holds, and queue one
+    alert.resolved delivery per rule (for its latest alert). A read first: most evaluations
+    resolve nothing and take no write lock."""
+    ids = [rule["rule_id"] for rule, _ in recovered]
+    if not store.alerts.unresolved_alerts(ids):
+        return
+    resolved_at = format_ts(at)
+    with store.transaction():
+        open_alerts: dict[str, list[dict]] = {}
+        for alert in store.alerts.unresolved_alerts(ids):  # again, under the write lock
+            open_alerts.setdefault(alert["rule_id"], []).append(alert)
+        hooks = webhooks.enabled_webhooks(store)
+        for rule, result in recovered:
+            alerts = open_alerts.get(rule["rule_id"])
+            if not alerts:
+                continue
+            store.alerts.resolve_alerts([a["alert_id"] for a in alerts], resolved_at)
+            latest = alerts[-1]
+            view = {**alert_view({**latest, "resolved_at": resolved_at}), "firing_since": alerts[0]["fired_at"],
+                    "resolved_value": result["value"]}
+            webhooks.enqueue_alert(store, hooks, view, rule_view(rule), resolved_at, event_type="alert.resolved")
+            result["status"] = "resolved"
+            result["alert_id"] = latest["alert_id"]
 
 
 def list_alert_events(store: Store, *, limit: int | None = None,
@@ -134,10 +179,20 @@ def list_alert_events(store: Store, *, limit: int | None = None,
     return {"events": [alert_view(r) for r in rows], "total": total}
 
 
-def acknowledge_alert(store: Store, alert_id: str) -> dict:
-    """Mark an alert event acknowledged; acknowledging again keeps the first timestamp."""
+def acknowledge_alert(store: Store, alert_id: str, *, at: datetime | None = None) -> dict:
+    """Mark an alert event acknowledged; acknowledging again keeps the first timestamp. The
+    first acknowledgement of an alert still firing queues alert.acknowledged deliveries
+    (PagerDuty's acknowledge) to the webhooks of its rule."""
     with store.transaction():
-        if not store.alerts.acknowledge_alert(alert_id, now_iso()):
+        before = store.alerts.get_alert(alert_id)
+        if before is None:
             raise NotFound(f"alert {alert_id!r} not found")
-        return alert_view(store.alerts.get_alert(alert_id))
+        at = format_ts(at) if at is not None else now_iso()
+        store.alerts.acknowledge_alert(alert_id, at)
+        alert = alert_view(store.alerts.get_alert(alert_id))
+        rule = store.alerts.get_rule(alert["rule_id"])
+        if not before["acknowledged"] and before["resolved_at"] is None and rule is not None:
+            webhooks.enqueue_alert(store, webhooks.enabled_webhooks(store), alert, rule_view(rule), at,
+                                   event_type="alert.acknowledged")
+        return alert
 

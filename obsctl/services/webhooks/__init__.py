@@ -260,9 +260,10 @@ def enabled_webhooks(store: Store) -> list[dict]:
 
 
 def enqueue_alert(store: Store, hooks: list[dict], alert: dict, rule: dict,
-                  now: str) -> int:
-    """Queue one pending delivery per webhook that wants this rule (inside the firing
-    transaction, so the alert and its deliveries commit together). Returns how many."""
+                  now: str, *, event_type: str = "alert.fired") -> int:
+    """Queue one pending delivery of `event_type` (alert.fired, alert.resolved,
+    alert.acknowledged) per webhook that wants this rule (inside the transaction that changed
+    the alert, so the change and its deliveries commit together). Returns how many."""
     deliveries = []
     for hook in hooks:
         wanted = loads_column(hook["rule_ids"]) or []
@@ -270,8 +271,8 @@ def enqueue_alert(store: Store, hooks: list[dict], alert: dict, rule: dict,
             continue
         deliveries.append({
             "delivery_id": f"msg_{uuid.uuid4().hex}", "webhook_id": hook["webhook_id"],
-            "alert_id": alert["alert_id"], "event_type": "alert.fired",
-            "payload": dumps(build_payload(hook, "alert.fired", alert, rule)),
+            "alert_id": alert["alert_id"], "event_type": event_type,
+            "payload": dumps(build_payload(hook, event_type, alert, rule)),
             "status": "pending", "attempts": 0, "last_error": None, "last_status_code": None,
             "next_attempt_at": now, "created_at": now, "delivered_at": None,
         })

@@ -10,6 +10,7 @@ character boundary that never splits an escape.
 from __future__ import annotations
 
 PAGERDUTY_SEVERITY = "warning"
+PAGERDUTY_ACTIONS = {"alert.resolved": "resolve", "alert.acknowledged": "acknowledge"}
 PAGERDUTY_SUMMARY_MAX = 1024  # Events API v2: payload.summary
 # Slack Block Kit limits (characters): header text, section text, each section field,
 # a text object in a context block; the top-level text is kept to the section's length.
@@ -53,19 +54,38 @@ def _num(value) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
+def resolved_summary(alert: dict, rule: dict) -> str:
+    """One line saying a rule's alert is over: the value now, against the rule's condition now
+    (it may have been changed since the alert fired)."""
+    scope = f" for agent {rule['agent_filter']}" if rule.get("agent_filter") else ""
+    return (f"[obsctl] resolved: {rule['name']}: {rule['metric']} = "
+            f"{_num(alert.get('resolved_value'))}, no longer {rule['operator']} {_num(rule['threshold'])} "
+            f"over the last {rule['window_minutes']} min{scope} (firing since "
+            f"{alert.get('firing_since') or alert['fired_at']})")
+
+
 def build_payload(webhook: dict, event_type: str, alert: dict, rule: dict) -> dict:
-    """The body for one webhook in its format; `event_type` is alert.fired or webhook.test."""
+    """The body for one webhook in its format; `event_type` is alert.fired, alert.resolved,
+    alert.acknowledged or webhook.test."""
     fmt = webhook["format"]
     if fmt == "slack":
-        return _slack(event_type, alert)
+        return _slack(event_type, alert, rule)
     if fmt == "pagerduty":
         return _pagerduty(webhook, event_type, alert)
     return {"type": event_type, "alert": alert, "rule": rule}
 
 
-def _slack(event_type: str, alert: dict) -> dict:
+def _slack(event_type: str, alert: dict, rule: dict) -> dict:
     text = slack_escape(summary(alert))
-    if event_type != "alert.fired":
+    header = "Alert"
+    since = alert.get("firing_since")
+    if event_type == "alert.resolved":
+        header, text = "Resolved", slack_escape(resolved_summary(alert, rule))
+    elif event_type == "alert.acknowledged":
+        header, text = "Acknowledged", f"Acknowledged at {slack_escape(alert.get('acknowledged_at'))}: {text}"
+    elif event_type == "alert.fired" and since and since != alert["fired_at"]:
+        text = f"Still firing since {slack_escape(since)}: {text}"
+    elif event_type != "alert.fired":
         text = f"[obsctl test] {text}"
 
     def field(label: str, value) -> dict:
@@ -78,7 +98,7 @@ def _slack(event_type: str, alert: dict) -> dict:
         "text": fit(text, SLACK_TEXT_MAX),
         "blocks": [
             {"type": "header", "text": {"type": "plain_text",
-                                        "text": fit(f"Alert: {slack_escape(alert['rule_name'])}",
+                                        "text": fit(f"{header}: {slack_escape(alert['rule_name'])}",
                                                     SLACK_HEADER_MAX)}},
             {"type": "section", "text": {"type": "mrkdwn", "text": fit(text, SLACK_SECTION_MAX)}},
             {"type": "section", "fields": [
@@ -97,8 +117,14 @@ def _slack(event_type: str, alert: dict) -> dict:
 
 def _pagerduty(webhook: dict, event_type: str, alert: dict) -> dict:
     # One dedup key per rule: repeated firings of a rule update its open incident instead
-    # of paging again; a test event gets its own key.
-    dedup = f"obsctl-{alert['rule_id']}" if event_type == "alert.fired" else f"obsctl-test-{webhook['webhook_id']}"
+    # of paging again, and the rule's resolve or acknowledge closes or holds that incident;
+    # a test event gets its own key.
+    dedup = (f"obsctl-test-{webhook['webhook_id']}" if event_type == "webhook.test"
+             else f"obsctl-{alert['rule_id']}")
+    if event_type in PAGERDUTY_ACTIONS:
+        # Events API v2: resolve and acknowledge name the incident by its dedup_key alone.
+        return {"routing_key": webhook.get("routing_key"), "event_action": PAGERDUTY_ACTIONS[event_type],
+                "dedup_key": dedup}
     return {
         "routing_key": webhook.get("routing_key"),
         "event_action": "trigger",
@@ -124,5 +150,5 @@ def sample_alert(webhook_id: str, fired_at: str) -> tuple[dict, dict]:
     alert = {"alert_id": f"alert_test_{webhook_id}", "rule_id": "rule_test",
              "rule_name": rule["name"], "metric": "error_rate", "operator": ">", "threshold": 5.0,
              "value": 12.5, "window_minutes": 60, "agent_filter": None, "fired_at": fired_at,
-             "acknowledged": False, "acknowledged_at": None}
+             "acknowledged": False, "acknowledged_at": None, "resolved_at": None}
     return alert, rule

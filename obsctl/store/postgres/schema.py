@@ -313,6 +313,12 @@ def _m011(conn: psycopg.Connection) -> None:
     conn.execute("CREATE INDEX idx_events_errors_ts ON events(timestamp) WHERE is_error = 1")
 
 
+def _m012(conn: psycopg.Connection) -> None:
+    # SQLite's m012: alerts are resolved when their rule's condition no longer holds.
+    conn.execute('ALTER TABLE alert_events ADD COLUMN resolved_at TEXT COLLATE "C"')
+    conn.execute("CREATE INDEX idx_alert_events_open ON alert_events(rule_id) WHERE resolved_at IS NULL")
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -325,6 +331,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m009_analytics_counters", _m009),
     ("m010_sessions_newest_first", _m010),
     ("m011_events_errors_index", _m011),
+    ("m012_alert_resolution", _m012),
 ]
 
 

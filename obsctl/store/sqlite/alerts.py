@@ -12,7 +12,7 @@ RULE_COLUMNS = (
 )
 ALERT_COLUMNS = (
     "alert_id", "rule_id", "rule_name", "metric", "operator", "threshold", "value",
-    "window_minutes", "agent_filter", "fired_at", "acknowledged", "acknowledged_at",
+    "window_minutes", "agent_filter", "fired_at", "acknowledged", "acknowledged_at", "resolved_at",
 )
 # Columns a partial update may set (never rule_id, created_at or last_fired_at).
 UPDATABLE_RULE_COLUMNS = frozenset({
@@ -97,3 +97,23 @@ def acknowledge_alert(db: sqlite_utils.Database, alert_id: str, at: str) -> bool
         [at, alert_id],
     )
     return cursor.rowcount > 0
+
+
+def unresolved_alerts(db: sqlite_utils.Database, rule_ids: list[str]) -> list[dict]:
+    """The alerts of these rules not yet resolved, oldest first (a rule fires again after its
+    cooldown while still firing: several can be open)."""
+    if not rule_ids:
+        return []
+    marks = ",".join("?" for _ in rule_ids)
+    cursor = db.conn.execute(
+        f"SELECT {', '.join(ALERT_COLUMNS)} FROM alert_events "
+        f"WHERE resolved_at IS NULL AND rule_id IN ({marks}) ORDER BY fired_at, rowid", rule_ids)
+    return [dict(zip(ALERT_COLUMNS, row)) for row in cursor]
+
+
+def resolve_alerts(db: sqlite_utils.Database, alert_ids: list[str], at: str) -> None:
+    """Stamp resolved_at on these alerts (those already resolved keep theirs)."""
+    if alert_ids:
+        marks = ",".join("?" for _ in alert_ids)
+        db.conn.execute(f"UPDATE alert_events SET resolved_at = ? "
+                        f"WHERE resolved_at IS NULL AND alert_id IN ({marks})", [at, *alert_ids])

@@ -326,6 +326,14 @@ def m011_events_errors_index(db):
     db.execute("CREATE INDEX idx_events_errors_ts ON events(timestamp) WHERE is_error = 1")
 
 
+@migrations()
+def m012_alert_resolution(db):
+    # An alert is firing until an evaluation finds its rule's condition no longer holds: then
+    # it is resolved, and webhooks hear of it (alert.resolved; PagerDuty's resolve).
+    db.execute("ALTER TABLE alert_events ADD COLUMN resolved_at TEXT")
+    db.execute("CREATE INDEX idx_alert_events_open ON alert_events(rule_id) WHERE resolved_at IS NULL")
+
+
 def _session_stats_change(new: str | None, old: str | None, duration: str) -> str:
     """One trigger statement adding the `new` session row to its group and taking the `old`
     one away (either may be None; with both, they are in the same group)."""

@@ -72,6 +72,11 @@ def evaluate():
     # never waits on a receiver; without it (tests, embedded use) a bounded pass runs here.
     store, settings = get_store(), get_settings()
     body = alerts.evaluate_alerts(store, settings)
+    _send_deliveries(store, settings)
+    return json_response(body)
+
+
+def _send_deliveries(store, settings) -> None:
     sender = current_app.extensions.get(SENDER_KEY)
     if sender is not None:
         sender.wake()
@@ -79,7 +84,6 @@ def evaluate():
         from obsctl.services.webhooks.delivery import deliver_due
 
         deliver_due(store, settings)
-    return json_response(body)
 
 
 @blueprint.get("/alerts/events")
@@ -92,9 +96,12 @@ def list_events():
     ))
 
 
-@blueprint.put("/alerts/events/<alert_id>/acknowledge")
+@blueprint.put("/alerts/events/<path:alert_id>/acknowledge")
 def acknowledge(alert_id: str):
-    return json_response(alerts.acknowledge_alert(get_store(), alert_id))
+    # The first acknowledgement queues alert.acknowledged deliveries (PagerDuty's acknowledge).
+    body = alerts.acknowledge_alert(get_store(), alert_id)
+    _send_deliveries(get_store(), get_settings())
+    return json_response(body)
 
 
 @blueprint.get("/alerts/metrics")

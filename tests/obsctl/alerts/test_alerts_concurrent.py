@@ -41,7 +41,7 @@ def test_an_evaluation_waits_for_a_concurrent_firing_and_respects_its_cooldown(d
                 "alert_id": "alert_first", "rule_id": rule["rule_id"], "rule_name": "errors",
                 "metric": "error_rate", "operator": ">", "threshold": 10.0, "value": 100.0,
                 "window_minutes": 60, "agent_filter": None, "fired_at": format_ts(AT),
-                "acknowledged": 0, "acknowledged_at": None})
+                "acknowledged": 0, "acknowledged_at": None, "resolved_at": None})
             thread.start()
             thread.join(1.0)
             assert thread.is_alive(), "the second evaluation fired without waiting for the first"
@@ -69,7 +69,7 @@ def test_removing_a_rule_while_it_fires_cancels_the_new_deliveries_too(db, db_ur
                 "alert_id": "alert_first", "rule_id": rule["rule_id"], "rule_name": "errors",
                 "metric": "error_rate", "operator": ">", "threshold": 10.0, "value": 100.0,
                 "window_minutes": 60, "agent_filter": None, "fired_at": format_ts(AT),
-                "acknowledged": 0, "acknowledged_at": None})
+                "acknowledged": 0, "acknowledged_at": None, "resolved_at": None})
             db.webhooks.insert_deliveries([{
                 "delivery_id": "msg_1", "webhook_id": hook["webhook_id"], "alert_id": "alert_first",
                 "event_type": "alert.fired", "payload": "{}", "status": "pending", "attempts": 0,

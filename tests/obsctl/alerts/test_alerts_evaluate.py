@@ -76,7 +76,7 @@ def test_a_rule_whose_condition_holds_fires(data, settings):
         "alert_id": result["alert_id"], "rule_id": r["rule_id"], "rule_name": "errors",
         "metric": "error_rate", "operator": ">", "threshold": 10.0, "value": result["value"],
         "window_minutes": 30, "agent_filter": None, "fired_at": "2026-01-01T12:00:00.000Z",
-        "acknowledged": False, "acknowledged_at": None}
+        "acknowledged": False, "acknowledged_at": None, "resolved_at": None}
     assert alert_rules.get_rule(data, r["rule_id"])["last_fired_at"] == "2026-01-01T12:00:00.000Z"
 
 
@@ -150,7 +150,9 @@ def test_cooldown_does_not_hide_an_ok_result(data, settings):
     r = rule(data, cooldown_minutes=60)
     evaluate(data, settings)
     alert_rules.update_rule(data, r["rule_id"], {"threshold": 90})
-    assert only_result(evaluate(data, settings, minutes=1))["status"] == "ok"
+    # The first evaluation finding the condition gone resolves the alert; later ones are ok.
+    assert only_result(evaluate(data, settings, minutes=1))["status"] == "resolved"
+    assert only_result(evaluate(data, settings, minutes=2))["status"] == "ok"
 
 
 def test_disabled_rules_are_not_evaluated(data, settings):
@@ -296,7 +298,7 @@ def test_cli_events_and_ack(cli, recent):
     assert [e["alert_id"] for e in listed["events"]] == [alert_id]
     table = cli("alerts", "events").stdout.splitlines()
     assert table[0].split("\t")[:3] == ["alert_id", "fired_at", "rule"]
-    assert table[1].split("\t")[0] == alert_id and table[1].split("\t")[-1] == "no"
+    assert table[1].split("\t")[0] == alert_id and table[1].split("\t")[-2:] == ["no", "firing"]
     acked = json.loads(cli("alerts", "ack", alert_id, "--json").stdout)
     assert acked["acknowledged"] is True
     assert json.loads(cli("alerts", "events", "--unacknowledged", "--json").stdout)["total"] == 0

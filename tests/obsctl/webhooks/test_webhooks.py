@@ -185,7 +185,7 @@ def test_generic_payload_signed_and_verified_with_standardwebhooks(db, private_o
     request = receiver.accepted[0]
     payload = Webhook(hook["secret"]).verify(request["body"], request["headers"])
     alert = alerts.list_alert_events(db)["events"][0]
-    assert payload == {"type": "alert.fired", "alert": alert,
+    assert payload == {"type": "alert.fired", "alert": {**alert, "firing_since": alert["fired_at"]},
                        "rule": alert_rules.get_rule(db, rule["rule_id"])}
     delivery = webhooks.list_deliveries(db)["deliveries"][0]
     assert request["headers"]["webhook-id"] == delivery["delivery_id"]
@@ -245,7 +245,7 @@ def test_pagerduty_payload(db, private_ok, receiver):
         "payload": {"summary": "[obsctl] errors: error_rate = 100 > 10 over the last 60 min",
                     "source": "obsctl/all-agents", "severity": "warning",
                     "timestamp": "2026-01-01T12:00:00.000Z", "component": "error_rate",
-                    "custom_details": alert},
+                    "custom_details": {**alert, "firing_since": alert["fired_at"]}},
     }
 
 

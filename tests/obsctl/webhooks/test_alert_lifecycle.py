@@ -1,0 +1,156 @@
+"""An alert's life in every integration: it fires, may be acknowledged, and is resolved when an
+evaluation finds its rule's condition gone; each step reaches the webhooks of its rule, with
+the payloads captured by a real receiver."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from obsctl.config import Settings
+from obsctl.services import alerts, webhooks
+from obsctl.services.alerts import rules as alert_rules
+from obsctl.services.ingest import ingest_events
+from obsctl.services.webhooks.delivery import deliver_due
+from obsctl.services.webhooks.payloads import SLACK_HEADER_MAX, SLACK_TEXT_MAX
+from obsctl.timeutil import iso_minus
+from tests.conftest import event
+from tests.obsctl.webhooks.test_webhooks import AT, fire_one
+from tests.webhook_receiver import Receiver
+
+# The Events API v2 fields of each action (developer.pagerduty.com, "Send an Event"): a
+# trigger carries a payload; acknowledge and resolve name the incident by its dedup_key.
+PD_TRIGGER_KEYS = {"routing_key", "event_action", "dedup_key", "client", "payload"}
+PD_PAYLOAD_REQUIRED = {"summary", "source", "severity"}
+PD_SEVERITIES = {"critical", "error", "warning", "info"}
+
+
+@pytest.fixture
+def private_ok(db_url) -> Settings:
+    return Settings.from_env({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}, db_path=db_url)
+
+
+@pytest.fixture
+def receiver():
+    r = Receiver().start()
+    yield r
+    r.stop()
+
+
+def _recover(db, settings, minutes: int = 1) -> dict:
+    """Raise the rule's threshold out of reach and evaluate again: the condition is gone."""
+    rule = alert_rules.list_rules(db)["rules"][0]
+    alert_rules.update_rule(db, rule["rule_id"], {"threshold": 100})
+    return alerts.evaluate_alerts(db, settings, at=AT + timedelta(minutes=minutes))
+
+
+def _bodies(captured) -> list[dict]:
+    return [json.loads(r["body"]) for r in captured.accepted]
+
+
+def test_pagerduty_trigger_acknowledge_resolve_share_one_dedup_key(db, private_ok, receiver):
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": "pagerduty",
+                                             "routing_key": "R0UTING"})
+    rule = fire_one(db, private_ok)
+    alert_id = alerts.list_alert_events(db)["events"][0]["alert_id"]
+    alerts.acknowledge_alert(db, alert_id, at=AT + timedelta(seconds=30))
+    alerts.acknowledge_alert(db, alert_id, at=AT + timedelta(seconds=40))  # again: nothing more is sent
+    body = _recover(db, private_ok)
+    assert body["results"][0] | {"value": None} == {**body["results"][0], "status": "resolved",
+                                                    "alert_id": alert_id, "value": None}
+    deliver_due(db, private_ok, at=AT + timedelta(minutes=2))
+    trigger, ack, resolve = _bodies(receiver)
+    key = f"obsctl-{rule['rule_id']}"
+    assert set(trigger) == PD_TRIGGER_KEYS and trigger["event_action"] == "trigger"
+    assert set(trigger["payload"]) >= PD_PAYLOAD_REQUIRED and trigger["payload"]["severity"] in PD_SEVERITIES
+    assert len(trigger["payload"]["summary"]) <= 1024
+    assert ack == {"routing_key": "R0UTING", "event_action": "acknowledge", "dedup_key": key}
+    assert resolve == {"routing_key": "R0UTING", "event_action": "resolve", "dedup_key": key}
+    assert trigger["dedup_key"] == key
+    log = webhooks.list_deliveries(db)["deliveries"]
+    assert sorted(d["event_type"] for d in log) == ["alert.acknowledged", "alert.fired", "alert.resolved"]
+    assert {d["status"] for d in log} == {"delivered"}
+
+
+def test_generic_webhooks_hear_resolved_and_acknowledged(db, private_ok, receiver):
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url})
+    fire_one(db, private_ok)
+    alert_id = alerts.list_alert_events(db)["events"][0]["alert_id"]
+    acked = alerts.acknowledge_alert(db, alert_id, at=AT + timedelta(minutes=1))
+    _recover(db, private_ok, minutes=5)
+    deliver_due(db, private_ok, at=AT + timedelta(minutes=6))
+    fired, ack, resolved = _bodies(receiver)
+    assert [fired["type"], ack["type"], resolved["type"]] == ["alert.fired", "alert.acknowledged", "alert.resolved"]
+    assert ack["alert"]["acknowledged_at"] == acked["acknowledged_at"] and ack["alert"]["resolved_at"] is None
+    assert resolved["alert"]["alert_id"] == alert_id
+    assert resolved["alert"]["resolved_at"] == "2026-01-01T12:05:00.000Z"
+    assert resolved["alert"]["firing_since"] == "2026-01-01T12:00:00.000Z"
+    assert resolved["alert"]["resolved_value"] == 100.0
+    stored = alerts.list_alert_events(db)["events"][0]
+    assert stored["resolved_at"] == "2026-01-01T12:05:00.000Z"
+
+
+def test_slack_says_still_firing_then_recovered(db, private_ok, receiver):
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": "slack"})
+    rule = fire_one(db, private_ok, cooldown_minutes=10)
+    # Still true after the cooldown: fires again, and Slack says since when.
+    ingest_events(db, [event("s2", "error", agent_name="alpha", timestamp="2026-01-01T12:14:00Z")])
+    again = alerts.evaluate_alerts(db, private_ok, at=AT + timedelta(minutes=15))
+    assert again["results"][0]["status"] == "fired"
+    alert_rules.update_rule(db, rule["rule_id"], {"threshold": 100})
+    alerts.evaluate_alerts(db, private_ok, at=AT + timedelta(minutes=20))
+    deliver_due(db, private_ok, at=AT + timedelta(minutes=21))
+    first, second, recovered = _bodies(receiver)
+    assert first["text"].startswith("[obsctl] errors: error_rate = 100 &gt; 10")
+    assert second["text"].startswith("Still firing since 2026-01-01T12:00:00.000Z: [obsctl] errors")
+    assert recovered["blocks"][0]["text"]["text"] == "Resolved: errors"
+    assert recovered["text"] == ("[obsctl] resolved: errors: error_rate = 100, no longer &gt; 100 over the "
+                                 "last 60 min (firing since 2026-01-01T12:00:00.000Z)")
+    for body in (first, second, recovered):
+        assert len(body["text"]) <= SLACK_TEXT_MAX
+        assert len(body["blocks"][0]["text"]["text"]) <= SLACK_HEADER_MAX
+    # Both alerts of the rule are resolved, the delivery names the latest.
+    assert all(a["resolved_at"] for a in alerts.list_alert_events(db)["events"])
+
+
+def test_no_data_and_a_quiet_rule_resolve_nothing(db, private_ok, receiver):
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url})
+    rule = fire_one(db, private_ok)
+    # No events in the window at all: no data is not a recovery.
+    later = alerts.evaluate_alerts(db, private_ok, at=AT + timedelta(days=1))
+    assert later["results"][0]["status"] == "no_data"
+    assert alerts.list_alert_events(db)["events"][0]["resolved_at"] is None
+    # A rule that never fired has nothing to resolve.
+    quiet = alert_rules.create_rule(db, {"name": "quiet", "metric": "error_rate", "operator": ">",
+                                         "threshold": 100})
+    body = alerts.evaluate_alerts(db, private_ok, at=AT + timedelta(minutes=1))
+    statuses = {r["rule_id"]: r["status"] for r in body["results"]}
+    # The first rule still holds (in its cooldown): still firing, not resolved.
+    assert statuses[quiet["rule_id"]] == "ok" and statuses[rule["rule_id"]] == "cooldown"
+
+
+def test_the_cli_prints_resolved_lines(db, cli):
+    ingest_events(db, [event("s", "error", agent_name="alpha", timestamp=iso_minus(timedelta(minutes=1)))])
+    rule = alert_rules.create_rule(db, {"name": "errors", "metric": "error_rate", "operator": ">",
+                                        "threshold": 10})
+    fired = cli("alerts", "evaluate", "--exit-code")
+    assert fired.exit_code == 3 and fired.stdout.startswith("FIRED alert_")
+    alert_rules.update_rule(db, rule["rule_id"], {"threshold": 100})
+    result = cli("alerts", "evaluate", "--exit-code")
+    assert result.exit_code == 0  # a resolution is not a firing
+    (line,) = result.stdout.splitlines()
+    assert line.startswith("RESOLVED alert_") and line.endswith("errors: error_rate = 100, no longer > 100")
+    assert cli("alerts", "evaluate").stdout == ""  # resolved once
+
+
+@pytest.mark.parametrize("fmt", ["generic", "slack", "pagerduty"])
+def test_acknowledging_a_resolved_alert_sends_nothing(db, private_ok, receiver, fmt):
+    extra = {"routing_key": "R0UTING"} if fmt == "pagerduty" else {}
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": fmt, **extra})
+    fire_one(db, private_ok)
+    _recover(db, private_ok)
+    alerts.acknowledge_alert(db, alerts.list_alert_events(db)["events"][0]["alert_id"], at=AT + timedelta(minutes=1))
+    deliver_due(db, private_ok, at=AT + timedelta(minutes=2))
+    assert len(receiver.accepted) == 2  # fired, resolved
