@@ -147,6 +147,11 @@ def evaluate(
     exit_code: bool = typer.Option(False, "--exit-code", help="Exit 3 when any rule fired."),
     verbose: bool = typer.Option(False, "--verbose",
                                  help="Also report webhook deliveries made and retries queued."),
+    dry_run: bool = typer.Option(False, "--dry-run",
+                                 help="Record and send nothing: say which rules would fire or be resolved."),
+    at: str | None = typer.Option(None, "--at", callback=checked(lambda v: alerts.parse_moment(v, "--at")),
+                                  help="With --dry-run: evaluate as of this ISO 8601 moment, to tune "
+                                       "thresholds on history."),
 ) -> None:
     """Evaluate every enabled rule now and send webhooks for those that fire.
 
@@ -155,12 +160,20 @@ def evaluate(
     quietly by the next runs for up to 24 hours; --verbose reports them every run.
 
     Example: * * * * * obsctl alerts evaluate --exit-code || notify-admins
+    Example: obsctl alerts evaluate --dry-run --at 2026-03-10T20:30:00Z
     """
     from obsctl.services.webhooks.delivery import deliver_due
 
+    if at is not None and not dry_run:
+        raise typer.BadParameter("--at needs --dry-run: an evaluation of a past moment records and sends "
+                                 "nothing", param_hint="--at")
     settings = settings_of(ctx)
-    body = run(ctx, alerts.evaluate_alerts, settings, opening="existing")
+    body = run(ctx, alerts.evaluate_alerts, settings, at=at, dry_run=dry_run, opening="existing")
     show(body, json_, _print_fired)
+    if dry_run:
+        if exit_code and body["would_fire"]:
+            raise typer.Exit(EXIT_FIRED)
+        return
     # Against a server this attempts nothing: the server sends the deliveries itself.
     report = run(ctx, deliver_due, settings, opening="existing")
     failed = report.failed + report.expired
@@ -187,6 +200,11 @@ def _print_fired(body: dict) -> None:
             typer.echo(f"{head}{_num(result['value'])} {condition}")
         elif result["status"] == "resolved":
             typer.echo(f"{head}{_num(result['value'])}, no longer {condition}")
+        elif result["status"] == "would_fire":
+            typer.echo(f"WOULD FIRE {result['name']}: {result['metric']} = {_num(result['value'])} {condition}")
+        elif result["status"] == "would_resolve":
+            typer.echo(f"WOULD RESOLVE {result['name']}: {result['metric']} = {_num(result['value'])}, "
+                       f"no longer {condition}")
 
 
 @app.command("events")

@@ -6,8 +6,9 @@ import typer
 from typer.core import TyperGroup
 
 from obsctl.cli.base import ObsTyper, run, settings_of
-from obsctl.cli.options import int_option
+from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import MISSING, JsonFlag, Styled, console, escape, render_table, show
+from obsctl.services import incidents
 from obsctl.services import triage as service
 from obsctl.services.rates import format_percent
 from obsctl.text import plural
@@ -115,6 +116,11 @@ def batch_command(
     min_events: int = int_option(service.BATCH_MIN_EVENTS, "--min-events",
                                  help="Only sessions with at least this many events."),
     agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
+    since: str | None = typer.Option(None, "--since", callback=checked(incidents.check_since),
+                                     help="Only sessions started since: an age before --until (24h, 7d) "
+                                          "or an ISO 8601 time."),
+    until: str | None = typer.Option(None, "--until", callback=checked(incidents.check_until),
+                                     help="Only sessions started before this ISO 8601 time."),
     json_: JsonFlag = False,
 ) -> None:
     """Triage the most recent sessions and list them worst health score first.
@@ -124,9 +130,10 @@ def batch_command(
     severity.
 
     Example: obsctl triage batch --limit 20 --agent researcher
+    Example: obsctl triage batch --since 2026-03-10T19:00:00Z --until 2026-03-10T22:00:00Z
     """
     data = run(ctx, service.triage_batch, pricer=_pricer(ctx), limit=limit, min_events=min_events,
-               agent=agent)
+               agent=agent, since=since, until=until)
     show(data, json_, lambda d: _show_batch(d, tty=True), plain=_show_batch)
 
 

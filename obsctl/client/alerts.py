@@ -9,6 +9,7 @@ from typing import Any
 
 from obsctl.client.http import Client, api_path
 from obsctl.errors import InvalidInput
+from obsctl.timeutil import format_ts
 
 # -- rules (obsctl.services.alerts.rules) ------------------------------------------------------
 
@@ -33,13 +34,17 @@ def delete_rule(client: Client, rule_id: str) -> dict:
 # -- evaluation and alert events (obsctl.services.alerts) --------------------------------------
 
 
-def evaluate_alerts(client: Client, settings, *, at: datetime | None = None) -> dict:
+def evaluate_alerts(client: Client, settings, *, at: datetime | None = None, dry_run: bool = False) -> dict:
     """The server evaluates its rules with its own settings (prices) and clock, and starts
-    delivering the webhooks of what fired itself (see `obsctl.client.webhooks.deliver_due`)."""
-    if at is not None:
-        raise InvalidInput("a server evaluates alert rules at its own time; `at` cannot be sent")
-    # Not repeated after a timeout: evaluating again could fire the rules a second time.
-    return client.post_json("/alerts/evaluate", None)
+    delivering the webhooks of what fired itself (see `obsctl.client.webhooks.deliver_due`).
+    A dry run (which may name a past moment) records and sends nothing."""
+    if not dry_run:
+        if at is not None:
+            raise InvalidInput("a server evaluates alert rules at its own time; `at` needs a dry run")
+        # Not repeated after a timeout: evaluating again could fire the rules a second time.
+        return client.post_json("/alerts/evaluate", None)
+    params = {"dry_run": "true", "at": format_ts(at) if at is not None else None}
+    return client.post_json("/alerts/evaluate", None, params, idempotent=True)
 
 
 def list_alert_events(client: Client, *, limit: int | None = None, unacknowledged: bool = False,

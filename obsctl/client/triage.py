@@ -14,5 +14,7 @@ def triage_session(client: Client, session_id: str, *, pricer=None) -> dict:
 
 
 def triage_batch(client: Client, *, pricer=None, limit: int | None = None,
-                 min_events: int | None = None, agent: str | None = None) -> dict:
-    return client.get_json("/triage/batch", {"limit": limit, "min_events": min_events, "agent": agent})
+                 min_events: int | None = None, agent: str | None = None,
+                 since: str | None = None, until: str | None = None) -> dict:
+    return client.get_json("/triage/batch", {"limit": limit, "min_events": min_events, "agent": agent,
+                                             "since": since, "until": until})

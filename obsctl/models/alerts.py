@@ -19,7 +19,7 @@ from obsctl.vocabulary import METRICS, OPERATORS, operator_spellings
 WINDOW_MINUTES = IntParam("window_minutes", 1, 43200, default=60)
 COOLDOWN_MINUTES = IntParam("cooldown_minutes", 0, 525600, default=15)  # a year; longer is a typo
 MAX_NAME_LEN = 256
-EVALUATION_STATUSES = ("fired", "ok", "cooldown", "no_data", "resolved")
+EVALUATION_STATUSES = ("fired", "ok", "cooldown", "no_data", "resolved", "would_fire", "would_resolve")
 
 Metric = one_of(METRICS)
 Operator = one_of(OPERATORS)
@@ -137,6 +137,9 @@ class EvaluationResult(Struct):
     evaluated: Count
     fired: Count
     results: list[RuleEvaluation]
+    dry_run: Annotated[bool, Meta(description="Present (true) for a dry run: nothing was recorded or sent")
+                       ] | UnsetType = UNSET
+    would_fire: Annotated[int, Meta(ge=0, description="Dry run: rules that would have fired")] | UnsetType = UNSET
 
 
 class AlertMetric(Struct):

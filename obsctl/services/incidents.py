@@ -62,6 +62,13 @@ def window(since: str | None, until: str | None) -> tuple[str, str]:
     return start, end
 
 
+def optional_window(since: str | None, until: str | None) -> tuple[str | None, str | None]:
+    """As `window`, each bound None when not given (no default age)."""
+    if since is None:
+        return None, (_timestamp(until, "until") if until is not None else None)
+    return window(since, until)
+
+
 _AGE = re.compile(r"^\s*[0-9]+\s*[mhdw]\s*$")
 
 

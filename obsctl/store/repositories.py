@@ -279,9 +279,10 @@ class TriageRepository(Protocol):
                            cap: int) -> dict[tuple[str, str | None], list[float]]:
         """{(event_type, tool_name): sorted durations} of the baseline's successful events."""
 
-    def recent_session_ids(self, *, limit: int, min_events: int,
-                           agent: str | None) -> tuple[list[str], int]:
-        """The `limit` most recently started sessions with at least `min_events` events."""
+    def recent_session_ids(self, *, limit: int, min_events: int, agent: str | None,
+                           since: str | None = None, until: str | None = None) -> tuple[list[str], int]:
+        """The `limit` most recently started sessions (started in [since, until) when given)
+        with at least `min_events` events."""
 
     def postmortem_candidates(self, *, min_errors: int, limit: int, agent: str | None,
                               since: str | None, high_rate: float, medium_rate: float,

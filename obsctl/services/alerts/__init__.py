@@ -12,14 +12,15 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from obsctl.errors import NotFound
+from obsctl.errors import InvalidInput, NotFound
+from obsctl.jsonutil import describe_value
 from obsctl.params import IntParam
 from obsctl.services import webhooks
 from obsctl.services.alerts.rules import rule_view
 from obsctl.services.metrics import compute_metric_groups
 from obsctl.services.pricing import pricer_for
 from obsctl.store import Store
-from obsctl.timeutil import format_ts, now, now_iso, parse_ts
+from obsctl.timeutil import format_ts, normalize_ts, now, now_iso, parse_ts
 
 EQUALITY_TOLERANCE = 1e-9
 EVENTS_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
@@ -61,13 +62,22 @@ def alert_view(row: dict) -> dict:
     }
 
 
+def parse_moment(text: str, name: str) -> datetime:
+    """An ISO 8601 time (no offset: UTC) as an aware datetime; InvalidInput otherwise."""
+    try:
+        return parse_ts(normalize_ts(text.strip()))
+    except (ValueError, AttributeError):
+        raise InvalidInput(f"{name} must be an ISO 8601 time, e.g. 2026-03-10T19:00:00Z; "
+                           f"got {describe_value(text)}") from None
+
+
 def _in_cooldown(rule: dict, last_fired: str | None, at: datetime) -> bool:
     if not last_fired or rule["cooldown_minutes"] <= 0:
         return False
     return at - parse_ts(last_fired) < timedelta(minutes=rule["cooldown_minutes"])
 
 
-def evaluate_alerts(store: Store, settings, *, at: datetime | None = None) -> dict:
+def evaluate_alerts(store: Store, settings, *, at: datetime | None = None, dry_run: bool = False) -> dict:
     """Evaluate every enabled rule now (or `at`), fire those whose condition holds.
 
     Returns `{"evaluated_at", "evaluated", "fired", "results": [...]}`; each result has the
@@ -76,6 +86,11 @@ def evaluate_alerts(store: Store, settings, *, at: datetime | None = None) -> di
     no longer holds: they are resolved now). Deliveries of the alerts fired (alert.fired) and
     resolved (alert.resolved) are queued, not sent: the caller runs a delivery pass
     (services/webhooks/delivery.deliver_due) or wakes the background sender.
+
+    With `dry_run` nothing is recorded or queued: a rule that would fire is `would_fire` and
+    one that would be resolved `would_resolve`, and the body has `"dry_run": true`. With `at`
+    (a past moment, to tune thresholds on history) the windows end at `at`; a cooldown counts
+    only firings before it.
     """
     at = at or now()
     evaluated_at = format_ts(at)
@@ -94,17 +109,37 @@ def evaluate_alerts(store: Store, settings, *, at: datetime | None = None) -> di
         if value is not None and compare(value, rule["operator"], rule["threshold"]):
             candidates.append((rule, result))
 
-    if candidates:
-        _fire(store, candidates, at)
     firing = {rule["rule_id"] for rule, _ in candidates}
     recovered = [(rule, result) for rule, result in zip(rules, results)
                  if result["status"] == "ok" and rule["rule_id"] not in firing]
-    if recovered:
-        _resolve(store, recovered, at)
+    if dry_run:
+        _rehearse(store, candidates, recovered, at)
+    else:
+        if candidates:
+            _fire(store, candidates, at)
+        if recovered:
+            _resolve(store, recovered, at)
     fired = sum(1 for r in results if r["status"] == "fired")
     body = {"evaluated_at": evaluated_at, "evaluated": len(results), "fired": fired,
             "results": results}
+    if dry_run:
+        body["dry_run"] = True
+        body["would_fire"] = sum(1 for r in results if r["status"] == "would_fire")
     return body
+
+
+def _rehearse(store: Store, candidates: list, recovered: list, at: datetime) -> None:
+    """The statuses an evaluation at `at` would give, without recording anything."""
+    last = store.alerts.last_fired_at([rule["rule_id"] for rule, _ in candidates])
+    for rule, result in candidates:
+        fired = last.get(rule["rule_id"])
+        before = fired if fired and parse_ts(fired) <= at else None
+        result["status"] = "cooldown" if _in_cooldown(rule, before, at) else "would_fire"
+    open_rules = {a["rule_id"] for a in store.alerts.unresolved_alerts([r["rule_id"] for r, _ in recovered])
+                  if parse_ts(a["fired_at"]) <= at}
+    for rule, result in recovered:
+        if rule["rule_id"] in open_rules:
+            result["status"] = "would_resolve"
 
 
 def _fire(store: Store, candidates: list, at: datetime) -> None:

@@ -113,16 +113,23 @@ def triage_session(store: Store, session_id: str, *, pricer) -> dict:
 
 
 def triage_batch(store: Store, *, pricer, limit: int | None = None,
-                 min_events: int | None = None, agent: str | None = None) -> dict:
+                 min_events: int | None = None, agent: str | None = None,
+                 since: str | None = None, until: str | None = None) -> dict:
     """Triage the `limit` most recently started sessions with at least `min_events` events
-    (optionally of one agent): `{"reports": [...], "total": N}`, worst health score first.
+    (optionally of one agent, optionally started in [since, until): an age like 24h or an
+    ISO 8601 time, and an ISO 8601 time): `{"reports": [...], "total": N}`, worst health
+    score first.
 
     `total` counts every session matching the filters; `reports` covers the most recent
     `limit` of them.
     """
     limit = BATCH_LIMIT.check(limit)
     min_events = BATCH_MIN_EVENTS.check(min_events)
-    ids, total = store.triage.recent_session_ids(limit=limit, min_events=min_events, agent=agent or None)
+    from obsctl.services.incidents import optional_window
+
+    start, end = optional_window(since, until)
+    ids, total = store.triage.recent_session_ids(limit=limit, min_events=min_events, agent=agent or None,
+                                                 since=start, until=end)
     reports = [triage_session(store, session_id, pricer=pricer) for session_id in ids]
     # Stable sort: equal scores keep the newest-first order of `ids`.
     reports.sort(key=lambda r: r["health_score"])

@@ -94,13 +94,20 @@ def baseline_durations(conn: psycopg.Connection, agent: str, since: str, until: 
 
 
 def recent_session_ids(conn: psycopg.Connection, *, limit: int, min_events: int,
-                       agent: str | None) -> tuple[list[str], int]:
+                       agent: str | None, since: str | None = None,
+                       until: str | None = None) -> tuple[list[str], int]:
     """The `limit` most recently started sessions with at least `min_events` events (newest
     first) and how many sessions match in all."""
     where, params = "WHERE event_count >= %s", [min_events]
     if agent is not None:
         where += " AND agent_name = %s"
         params.append(agent)
+    if since is not None:
+        where += " AND started_at >= %s"
+        params.append(since)
+    if until is not None:
+        where += " AND started_at < %s"
+        params.append(until)
     total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
     ids = [row[0] for row in conn.execute(
         f"SELECT session_id FROM sessions {where} ORDER BY started_at DESC, session_id LIMIT %s",

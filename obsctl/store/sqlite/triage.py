@@ -94,13 +94,20 @@ def baseline_durations(db: sqlite_utils.Database, agent: str, since: str, until:
 
 
 def recent_session_ids(db: sqlite_utils.Database, *, limit: int, min_events: int,
-                       agent: str | None) -> tuple[list[str], int]:
+                       agent: str | None, since: str | None = None,
+                       until: str | None = None) -> tuple[list[str], int]:
     """The `limit` most recently started sessions with at least `min_events` events (newest
     first) and how many sessions match in all."""
     where, params = "WHERE event_count >= ?", [min_events]
     if agent is not None:
         where += " AND agent_name = ?"
         params.append(agent)
+    if since is not None:
+        where += " AND started_at >= ?"
+        params.append(since)
+    if until is not None:
+        where += " AND started_at < ?"
+        params.append(until)
     conn = db.conn
     total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
     ids = [row[0] for row in conn.execute(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app
 
+from obsctl.errors import InvalidInput
 from obsctl.models.alerts import (
     AlertEvent,
     AlertEventList,
@@ -71,8 +72,14 @@ def evaluate():
     # With the background sender running (a served app) deliveries go to it, so the response
     # never waits on a receiver; without it (tests, embedded use) a bounded pass runs here.
     store, settings = get_store(), get_settings()
-    body = alerts.evaluate_alerts(store, settings)
-    _send_deliveries(store, settings)
+    dry_run = bool_arg("dry_run")
+    at = str_arg("at")
+    if at is not None and not dry_run:
+        raise InvalidInput("at needs dry_run=true: an evaluation of a past moment records and sends nothing")
+    body = alerts.evaluate_alerts(store, settings, at=alerts.parse_moment(at, "at") if at else None,
+                                  dry_run=dry_run)
+    if not dry_run:
+        _send_deliveries(store, settings)
     return json_response(body)
 
 
@@ -136,7 +143,14 @@ OPENAPI_PATHS = {
         "post": operation(
             "alerts", "Evaluate every enabled rule now; fire those whose condition holds "
             "(outside their cooldown) and queue their webhook deliveries",
-            ok=json_content(ref(EvaluationResult))),
+            params=[
+                query_param("dry_run", {"type": "boolean", "default": False},
+                            "true: record and send nothing; rules that would fire or be resolved say so"),
+                query_param("at", {"type": "string"},
+                            "With dry_run: evaluate as of this ISO 8601 moment (windows end there)"),
+            ],
+            ok=json_content(ref(EvaluationResult)),
+            errors=error_responses(400)),
     },
     "/alerts/events": {
         "get": operation(

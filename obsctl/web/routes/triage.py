@@ -32,6 +32,8 @@ def triage_batch():
         limit=int_arg("limit"),
         min_events=int_arg("min_events"),
         agent=str_arg("agent"),
+        since=str_arg("since"),
+        until=str_arg("until"),
     ))
 
 
@@ -51,6 +53,9 @@ OPENAPI_PATHS = {
                 int_query_param(service.BATCH_LIMIT, "Sessions to triage"),
                 int_query_param(service.BATCH_MIN_EVENTS, "Only sessions with at least this many events"),
                 query_param("agent", {"type": "string"}, "Only this agent's sessions"),
+                query_param("since", {"type": "string"},
+                            "Only sessions started since: an age before until (24h, 7d) or an ISO 8601 time"),
+                query_param("until", {"type": "string"}, "Only sessions started before this ISO 8601 time"),
             ],
             ok=json_content(ref(TriageBatch)),
             errors=error_responses(400),

@@ -168,3 +168,21 @@ def test_cli_table_and_usage_errors(fleet_db, cli):
 def test_http_rejects_bad_parameters(fleet_db, client):
     assert client.get("/incidents?since=yesterday").status_code == 400
     assert client.get("/incidents?gap_minutes=0").status_code == 400
+
+
+def test_triage_batch_over_a_past_window(fleet_db, cli, client):
+    """Replay: the sessions started in a window of history, triaged."""
+    from obsctl.services.pricing import Pricer
+    from obsctl.services.triage import triage_batch
+
+    pricer = Pricer(None)
+    window_until = at(80)  # sessions started before 20:20: ws-1..ws-4 (19:55-20:15), solo, ok-*
+    batch = triage_batch(fleet_db, pricer=pricer, limit=100, since=SINCE, until=window_until)
+    ids = {r["session_id"] for r in batch["reports"]}
+    assert ids == {"ws-1", "ws-2", "ws-3", "ws-4", "solo", "ok-0", "ok-1", "ok-2"} and batch["total"] == 8
+    assert triage_batch(fleet_db, pricer=pricer, limit=100, since="30m", until=window_until)["total"] == 4
+    assert triage_batch(fleet_db, pricer=pricer, limit=100, until=at(0))["total"] == 0
+    body = client.get(f"/triage/batch?limit=100&since={SINCE}&until={window_until}").get_json()
+    result = cli("triage", "batch", "--limit", "100", "--since", SINCE, "--until", window_until, "--json")
+    assert orjson.loads(result.stdout) == body
+    assert cli("triage", "batch", "--since", "yesterday").exit_code == 2

@@ -406,3 +406,19 @@ def test_webhook_test_send(remote, json_):
         assert [d["status"] for d in log["deliveries"]].count("failed") == 2 and log["total"] == 4
     finally:
         receiver.stop()
+
+
+@pytest.mark.parametrize("args", [
+    ("alerts", "evaluate", "--dry-run", "--json"),
+    ("alerts", "evaluate", "--dry-run", "--at", "2026-01-01T12:00:00Z", "--json"),
+    ("alerts", "evaluate", "--dry-run", "--exit-code"),
+    ("alerts", "evaluate", "--at", "2026-01-01T12:00:00Z"),
+])
+def test_dry_runs_print_the_same_and_record_nothing(remote, args):
+    rule = _add_rule(remote, *FIRING)
+    try:
+        before = _events(remote, rule["rule_id"])
+        remote.same(*args, volatile=("evaluated_at",))
+        assert _events(remote, rule["rule_id"]) == before == []
+    finally:
+        _disable(remote, rule["rule_id"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import orjson
 import pytest
 
 from obsctl.config import Settings
@@ -154,3 +155,56 @@ def test_acknowledging_a_resolved_alert_sends_nothing(db, private_ok, receiver, 
     alerts.acknowledge_alert(db, alerts.list_alert_events(db)["events"][0]["alert_id"], at=AT + timedelta(minutes=1))
     deliver_due(db, private_ok, at=AT + timedelta(minutes=2))
     assert len(receiver.accepted) == 2  # fired, resolved
+
+
+# --- replay: evaluating a past moment without recording anything ---------------------------
+
+
+def _history(db) -> dict:
+    """Errors at 11:59 on 2026-01-01 and a success at 13:30; an error_rate rule over 60 min."""
+    ingest_events(db, [event("s", "error", agent_name="alpha", timestamp="2026-01-01T11:59:00Z"),
+                       event("t", "llm_call", agent_name="alpha", timestamp="2026-01-01T13:30:00Z")])
+    return alert_rules.create_rule(db, {"name": "errors", "metric": "error_rate", "operator": ">",
+                                        "threshold": 10})
+
+
+def test_a_dry_run_at_a_past_moment_records_and_sends_nothing(db, private_ok, receiver):
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url})
+    rule = _history(db)
+    body = alerts.evaluate_alerts(db, private_ok, at=AT, dry_run=True)
+    assert (body["dry_run"], body["would_fire"], body["fired"]) == (True, 1, 0)
+    assert body["results"][0]["status"] == "would_fire" and "alert_id" not in body["results"][0]
+    assert alerts.list_alert_events(db)["total"] == 0
+    assert webhooks.list_deliveries(db)["total"] == 0
+    assert alert_rules.get_rule(db, rule["rule_id"])["last_fired_at"] is None
+    # Later, the rule really fires; a dry run after the errors left the window would resolve it.
+    alerts.evaluate_alerts(db, private_ok, at=AT)
+    later = alerts.evaluate_alerts(db, private_ok, at=AT + timedelta(minutes=95), dry_run=True)
+    assert later["results"][0]["status"] == "would_resolve"
+    assert alerts.list_alert_events(db)["events"][0]["resolved_at"] is None
+    # A dry run before the firing ignores it (no cooldown from the future).
+    assert alerts.evaluate_alerts(db, private_ok, at=AT - timedelta(seconds=30),
+                                  dry_run=True)["results"][0]["status"] == "would_fire"
+
+
+def test_the_cli_replays_with_dry_run_and_at(db, cli):
+    _history(db)
+    result = cli("alerts", "evaluate", "--dry-run", "--at", "2026-01-01T12:00:00Z", "--exit-code")
+    assert result.exit_code == 3
+    assert result.stdout == "WOULD FIRE errors: error_rate = 100 > 10\n"
+    quiet = cli("alerts", "evaluate", "--dry-run", "--at", "2026-01-01T14:00:00Z", "--json")
+    assert orjson.loads(quiet.stdout)["results"][0]["status"] == "ok"
+    assert cli("alerts", "events", "--json").stdout.count('"alert_id"') == 0
+    needs = cli("alerts", "evaluate", "--at", "2026-01-01T12:00:00Z")
+    assert needs.exit_code == 2 and "--at needs --dry-run" in needs.stderr
+    bad = cli("alerts", "evaluate", "--dry-run", "--at", "noon")
+    assert bad.exit_code == 2 and "--at must be an ISO 8601 time" in bad.stderr
+
+
+def test_http_dry_run(db, client):
+    _history(db)
+    body = client.post("/alerts/evaluate?dry_run=true&at=2026-01-01T12:00:00Z").get_json()
+    assert body["would_fire"] == 1 and body["dry_run"] is True
+    assert client.post("/alerts/evaluate?at=2026-01-01T12:00:00Z").status_code == 400
+    assert client.post("/alerts/evaluate?dry_run=true&at=noon").status_code == 400
+    assert client.get("/alerts/events").get_json()["total"] == 0
