@@ -132,11 +132,15 @@ def _group(rows: list[tuple], gap: timedelta) -> list[_Group]:
     open_runs: dict[tuple, _Group] = {}
     done: list[_Group] = []
     gap_ms = gap.total_seconds() * 1000
+    # The same failure repeats its message: each distinct message is masked once.
+    patterns: dict[str | None, str] = {None: ""}
     for session_id, agent_name, event_type, timestamp, model, tool_name, output_data, tool_call in rows:
         output = orjson.loads(output_data) if output_data is not None else None
         call = orjson.loads(tool_call) if tool_call is not None else None
         message = error_message(output, call) or (main_text(output) if output else None)
-        pattern = normalise_message(message) if message else ""
+        pattern = patterns.get(message)
+        if pattern is None:
+            pattern = patterns[message] = normalise_message(message)
         key = (fingerprint(event_type, tool_name, pattern), model)
         run = open_runs.get(key)
         if run is not None and (parse_ts(timestamp) - parse_ts(run.last_seen)).total_seconds() * 1000 > gap_ms:

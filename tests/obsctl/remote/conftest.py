@@ -48,8 +48,8 @@ class Remote:
 
 
 def _masked(data: bytes, volatile: tuple[str, ...]) -> bytes:
-    for name in volatile:
-        data = re.sub(rb'("' + name.encode() + rb'": ?)"[^"]*"', rb'\1"*"', data)
+    for name in volatile:  # a string or a number
+        data = re.sub(rb'("' + name.encode() + rb'": ?)("[^"]*"|-?[0-9][0-9.eE+-]*)', rb'\1"*"', data)
     return data
 
 

@@ -11,12 +11,22 @@ import pytest
 
 @pytest.mark.parametrize("args", [
     ("db", "info", "--json"),
-    ("db", "info"),
     ("db", "info", "--skip-check", "--json"),
 ])
 def test_db_info_describes_the_servers_database(remote, args):
+    # The size moves as other tests write (a PostgreSQL database holds every test's schema).
     result = remote.same(*args, volatile=("checked_at", "size_bytes"))
     assert result.exit_code == 0 and "schema" in result.stdout
+
+
+def test_db_info_prints_the_same_lines(remote):
+    here, there = remote.local("db", "info"), remote.remote("db", "info")
+    assert here.exit_code == there.exit_code == 0
+
+    def steady(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.startswith("size")]
+
+    assert steady(there.stdout) == steady(here.stdout) and "schema version" in here.stdout
 
 
 def test_db_info_names_the_database_the_server_serves(remote):

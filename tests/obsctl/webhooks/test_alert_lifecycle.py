@@ -10,7 +10,6 @@ from datetime import timedelta
 import orjson
 import pytest
 
-from obsctl.config import Settings
 from obsctl.services import alerts, webhooks
 from obsctl.services.alerts import rules as alert_rules
 from obsctl.services.ingest import ingest_events
@@ -19,25 +18,12 @@ from obsctl.services.webhooks.payloads import SLACK_HEADER_MAX, SLACK_TEXT_MAX
 from obsctl.timeutil import iso_minus
 from tests.conftest import event
 from tests.obsctl.webhooks.test_webhooks import AT, fire_one
-from tests.webhook_receiver import Receiver
 
 # The Events API v2 fields of each action (developer.pagerduty.com, "Send an Event"): a
 # trigger carries a payload; acknowledge and resolve name the incident by its dedup_key.
 PD_TRIGGER_KEYS = {"routing_key", "event_action", "dedup_key", "client", "payload"}
 PD_PAYLOAD_REQUIRED = {"summary", "source", "severity"}
 PD_SEVERITIES = {"critical", "error", "warning", "info"}
-
-
-@pytest.fixture
-def private_ok(db_url) -> Settings:
-    return Settings.from_env({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}, db_path=db_url)
-
-
-@pytest.fixture
-def receiver():
-    r = Receiver().start()
-    yield r
-    r.stop()
 
 
 def _recover(db, settings, minutes: int = 1) -> dict:

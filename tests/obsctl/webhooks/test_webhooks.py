@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from standardwebhooks import Webhook
 
-from obsctl.config import Settings
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.services import alerts, webhooks
 from obsctl.services.alerts import rules as alert_rules
@@ -22,18 +21,6 @@ from tests.webhook_receiver import Receiver
 AT = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 PUBLIC = "https://93.184.215.14/hook"  # a literal public address: no DNS needed
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-
-
-@pytest.fixture
-def private_ok(db_url) -> Settings:
-    return Settings.from_env({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}, db_path=db_url)
-
-
-@pytest.fixture
-def receiver():
-    r = Receiver().start()
-    yield r
-    r.stop()
 
 
 def fire_one(db, settings, **rule_fields) -> dict:

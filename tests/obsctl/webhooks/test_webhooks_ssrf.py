@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from obsctl.config import Settings
 from obsctl.errors import InvalidInput
 from obsctl.services import webhooks
 from obsctl.services.webhooks.delivery import attempt, deliver_due, request_headers
@@ -27,18 +26,6 @@ from tests.webhook_receiver import Receiver
 
 AT = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 BODY = b'{"type": "webhook.test"}'
-
-
-@pytest.fixture
-def private_ok(db_url) -> Settings:
-    return Settings.from_env({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}, db_path=db_url)
-
-
-@pytest.fixture
-def receiver():
-    r = Receiver().start()
-    yield r
-    r.stop()
 
 
 def insert_legacy_webhook(db, url: str, allow_private: int = 0) -> str:
