@@ -19,8 +19,9 @@ rules_app = ObsTyper(help="Create, list, update and remove alert rules.\n\n"
 app.add_typer(rules_app, name="rules")
 
 _OPERATOR_HELP = "One of < > <= >= == != (quote them) or the words lt gt le ge eq ne."
-_RULE_HEADERS = ["rule_id", "name", "metric", "condition", "window", "cooldown", "agent", "enabled",
-                 "last_fired_at"]
+_RULE_HEADERS = ["rule_id", "name", "metric", "condition", "window", "cooldown", "agent", "severity",
+                 "enabled", "last_fired_at"]
+_SEVERITY_HELP = "How urgent its alerts are: critical, error, warning or info (PagerDuty's severity)."
 
 
 def _num(value) -> str:
@@ -30,7 +31,7 @@ def _num(value) -> str:
 def _rule_row(rule: dict) -> list:
     return [rule["rule_id"], rule["name"], rule["metric"], f"{rule['operator']} {_num(rule['threshold'])}",
             f"{rule['window_minutes']}m", f"{rule['cooldown_minutes']}m", rule["agent_filter"] or "*",
-            "yes" if rule["enabled"] else "no", rule["last_fired_at"]]
+            rule["severity"], "yes" if rule["enabled"] else "no", rule["last_fired_at"]]
 
 
 def _show_rules(title: str, rules: list[dict]) -> None:
@@ -38,10 +39,10 @@ def _show_rules(title: str, rules: list[dict]) -> None:
 
 
 def _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes, agent_filter,
-               enabled) -> dict:
+               enabled, severity) -> dict:
     values = {"name": name, "metric": metric, "operator": operator, "threshold": threshold,
               "window_minutes": window_minutes, "cooldown_minutes": cooldown_minutes,
-              "agent_filter": agent_filter, "enabled": enabled}
+              "agent_filter": agent_filter, "enabled": enabled, "severity": severity}
     return {k: v for k, v in values.items() if v is not None}
 
 
@@ -62,15 +63,17 @@ def add_rule(
                                               help="Quiet time after firing (0: none)", default=None,
                                               show_default=str(alert_rules.COOLDOWN_MINUTES.default)),
     agent_filter: str | None = typer.Option(None, "--agent-filter", help="Only this agent's sessions."),
+    severity: str | None = typer.Option(None, "--severity", callback=checked(alert_rules.check_severity),
+                                        help=_SEVERITY_HELP + "  [default: warning]"),
     disabled: bool = typer.Option(False, "--disabled", help="Create the rule disabled."),
     json_: JsonFlag = False,
 ) -> None:
     """Create an alert rule.
 
-    Example: obsctl alerts rules add --name "error spike" --metric error_rate --operator '>' --threshold 5 --window-minutes 15
+    Example: obsctl alerts rules add --name "error spike" --metric error_rate --operator '>' --threshold 5 --window-minutes 15 --severity critical
     """
     body = _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes,
-                      agent_filter, False if disabled else None)
+                      agent_filter, False if disabled else None, severity)
     rule = run(ctx, alert_rules.create_rule, body, opening="create")
     show(rule, json_, lambda r: _show_rules("rule created", [r]))
 
@@ -103,6 +106,8 @@ def update_rule(
                                               help="New quiet time after firing", default=None),
     agent_filter: str | None = typer.Option(None, "--agent-filter",
                                                help="Agent name; an empty string means all agents."),
+    severity: str | None = typer.Option(None, "--severity", callback=checked(alert_rules.check_severity),
+                                        help=_SEVERITY_HELP),
     enable: bool = typer.Option(False, "--enable", help="Turn the rule on."),
     disable: bool = typer.Option(False, "--disable", help="Turn the rule off."),
     json_: JsonFlag = False,
@@ -112,7 +117,7 @@ def update_rule(
     Example: obsctl alerts rules update rule_0123456789abcdef --threshold 10 --disable
     """
     body = _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minutes,
-                      agent_filter, on_off(enable, disable, "rule"))
+                      agent_filter, on_off(enable, disable, "rule"), severity)
     rule = run(ctx, alert_rules.update_rule, rule_id, body, opening="existing")
     show(rule, json_, lambda r: _show_rules("rule updated", [r]))
 

@@ -19,6 +19,9 @@ from obsctl.vocabulary import METRICS, OPERATORS, operator_spellings
 WINDOW_MINUTES = IntParam("window_minutes", 1, 43200, default=60)
 COOLDOWN_MINUTES = IntParam("cooldown_minutes", 0, 525600, default=15)  # a year; longer is a typo
 MAX_NAME_LEN = 256
+# How urgent a rule's alerts are: PagerDuty's severities, in its order.
+SEVERITIES = ("critical", "error", "warning", "info")
+DEFAULT_SEVERITY = "warning"
 EVALUATION_STATUSES = ("fired", "ok", "cooldown", "no_data", "resolved", "would_fire", "would_resolve")
 
 Metric = one_of(METRICS)
@@ -28,6 +31,8 @@ OperatorInput = Annotated[one_of(operator_spellings(OPERATORS)), Meta(
 RuleName = Annotated[str, Meta(min_length=1, max_length=MAX_NAME_LEN, pattern=NOT_BLANK)]
 AgentFilter = Annotated[Annotated[str, Meta(max_length=MAX_NAME_LEN)] | None, Meta(
     description="Only this agent's sessions; null or empty = all agents")]
+Severity = Annotated[one_of(SEVERITIES), Meta(
+    description="How urgent the rule's alerts are; PagerDuty's payload.severity")]
 Window = bounded(WINDOW_MINUTES)
 Cooldown = bounded(COOLDOWN_MINUTES)
 
@@ -44,6 +49,7 @@ class AlertRuleInput(Struct, forbid_unknown_fields=True, kw_only=True):
     cooldown_minutes: Cooldown = COOLDOWN_MINUTES.default
     agent_filter: AgentFilter = None
     enabled: bool = True
+    severity: Severity = DEFAULT_SEVERITY
     rule_id: ReadOnly = UNSET
     created_at: ReadOnly = UNSET
     updated_at: ReadOnly = UNSET
@@ -61,6 +67,7 @@ class AlertRuleUpdate(Struct, forbid_unknown_fields=True, kw_only=True):
     cooldown_minutes: Cooldown | UnsetType = UNSET
     agent_filter: AgentFilter | UnsetType = UNSET
     enabled: bool | UnsetType = UNSET
+    severity: Severity | UnsetType = UNSET
     rule_id: ReadOnly = UNSET
     created_at: ReadOnly = UNSET
     updated_at: ReadOnly = UNSET
@@ -79,6 +86,7 @@ class AlertRule(Struct):
     cooldown_minutes: Cooldown
     agent_filter: str | None
     enabled: bool
+    severity: Severity
     created_at: Timestamp
     updated_at: Timestamp
     last_fired_at: Timestamp | None

@@ -31,7 +31,7 @@ COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("otlp_trace_sessions", ("trace_id", "session_id")),
     ("alert_rules", ("rule_id", "name", "metric", "operator", "threshold", "window_minutes",
                      "cooldown_minutes", "agent_filter", "enabled", "created_at", "updated_at",
-                     "last_fired_at")),
+                     "last_fired_at", "severity")),
     ("alert_events", ("alert_id", "rule_id", "rule_name", "metric", "operator", "threshold", "value",
                       "window_minutes", "agent_filter", "fired_at", "acknowledged", "acknowledged_at",
                       "resolved_at")),

@@ -3,7 +3,8 @@
 A rule is `rule_id` (generated), `name`, `metric`, `operator`, `threshold` (required on create),
 `window_minutes` (60, 1-43200), `cooldown_minutes` (15, 0 allowed), `agent_filter` (optional;
 an empty string clears it), `enabled` (default true), `created_at`, `updated_at`,
-`last_fired_at`. Unknown fields are refused; the read-only fields are accepted and ignored so
+`last_fired_at`, and `severity` (critical, error, warning or info; default warning: how urgent
+its alerts are, PagerDuty's payload.severity). Unknown fields are refused; the read-only fields are accepted and ignored so
 that a rule read from the API can be sent back as it is.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value
-from obsctl.models.alerts import COOLDOWN_MINUTES, MAX_NAME_LEN, WINDOW_MINUTES
+from obsctl.models.alerts import COOLDOWN_MINUTES, DEFAULT_SEVERITY, MAX_NAME_LEN, SEVERITIES, WINDOW_MINUTES
 from obsctl.services.metrics import METRICS, check_metric
 from obsctl.services.operators import normalise_operator
 from obsctl.store import Store
@@ -24,9 +25,9 @@ from obsctl.vocabulary import OPERATORS
 
 # The limits are declared with the rule models (obsctl/models/alerts.py); the CLI reads them here.
 DEFAULTS = {"window_minutes": WINDOW_MINUTES.default, "cooldown_minutes": COOLDOWN_MINUTES.default,
-            "agent_filter": None, "enabled": True}
+            "agent_filter": None, "enabled": True, "severity": DEFAULT_SEVERITY}
 WRITABLE = ("name", "metric", "operator", "threshold", "window_minutes", "cooldown_minutes",
-            "agent_filter", "enabled")
+            "agent_filter", "enabled", "severity")
 READ_ONLY = ("rule_id", "created_at", "updated_at", "last_fired_at")
 
 
@@ -42,6 +43,7 @@ def rule_view(row: dict) -> dict:
         "cooldown_minutes": row["cooldown_minutes"],
         "agent_filter": row["agent_filter"],
         "enabled": bool(row["enabled"]),
+        "severity": row["severity"],
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
         "last_fired_at": row["last_fired_at"],
@@ -51,6 +53,13 @@ def rule_view(row: dict) -> dict:
 def check_operator(value: Any) -> str:
     """An operator as its canonical symbol (words accepted), else InvalidInput."""
     return normalise_operator(value, OPERATORS)
+
+
+def check_severity(value: Any) -> str:
+    """critical, error, warning or info (any case), else InvalidInput."""
+    if type(value) is str and value.strip().lower() in SEVERITIES:
+        return value.strip().lower()
+    raise InvalidInput(f"severity must be one of {', '.join(SEVERITIES)}; got {describe_value(value)}")
 
 
 def check_threshold(value: Any) -> float:
@@ -85,6 +94,8 @@ def _check_field(name: str, value: Any) -> Any:
             raise InvalidInput(f"agent_filter must be an agent name (a string of at most "
                                f"{MAX_NAME_LEN} characters) or null; got {describe_value(value)}")
         return value
+    if name == "severity":
+        return check_severity(value)
     if name == "enabled":
         if type(value) is not bool:
             raise InvalidInput(f"enabled must be true or false; got {describe_value(value)}")

@@ -71,7 +71,7 @@ def build_payload(webhook: dict, event_type: str, alert: dict, rule: dict) -> di
     if fmt == "slack":
         return _slack(event_type, alert, rule)
     if fmt == "pagerduty":
-        return _pagerduty(webhook, event_type, alert)
+        return _pagerduty(webhook, event_type, alert, rule)
     return {"type": event_type, "alert": alert, "rule": rule}
 
 
@@ -115,7 +115,7 @@ def _slack(event_type: str, alert: dict, rule: dict) -> dict:
     }
 
 
-def _pagerduty(webhook: dict, event_type: str, alert: dict) -> dict:
+def _pagerduty(webhook: dict, event_type: str, alert: dict, rule: dict) -> dict:
     # One dedup key per rule: repeated firings of a rule update its open incident instead
     # of paging again, and the rule's resolve or acknowledge closes or holds that incident;
     # a test event gets its own key.
@@ -133,9 +133,11 @@ def _pagerduty(webhook: dict, event_type: str, alert: dict) -> dict:
         "payload": {
             "summary": fit(summary(alert), PAGERDUTY_SUMMARY_MAX),
             "source": f"obsctl/{alert.get('agent_filter') or 'all-agents'}",
-            "severity": "info" if event_type != "alert.fired" else PAGERDUTY_SEVERITY,
+            "severity": "info" if event_type != "alert.fired" else rule.get("severity") or PAGERDUTY_SEVERITY,
             "timestamp": alert["fired_at"],
-            "component": alert["metric"],
+            "component": alert.get("agent_filter") or "all-agents",
+            "group": "obsctl",
+            "class": alert["metric"],
             "custom_details": alert,
         },
     }
@@ -145,7 +147,7 @@ def sample_alert(webhook_id: str, fired_at: str) -> tuple[dict, dict]:
     """A made-up alert and rule for `POST /webhooks/:id/test`."""
     rule = {"rule_id": "rule_test", "name": "obsctl webhook test", "metric": "error_rate",
             "operator": ">", "threshold": 5.0, "window_minutes": 60, "cooldown_minutes": 15,
-            "agent_filter": None, "enabled": True, "created_at": fired_at, "updated_at": fired_at,
+            "agent_filter": None, "enabled": True, "severity": "info", "created_at": fired_at, "updated_at": fired_at,
             "last_fired_at": fired_at}
     alert = {"alert_id": f"alert_test_{webhook_id}", "rule_id": "rule_test",
              "rule_name": rule["name"], "metric": "error_rate", "operator": ">", "threshold": 5.0,

@@ -319,6 +319,11 @@ def _m012(conn: psycopg.Connection) -> None:
     conn.execute("CREATE INDEX idx_alert_events_open ON alert_events(rule_id) WHERE resolved_at IS NULL")
 
 
+def _m013(conn: psycopg.Connection) -> None:
+    # SQLite's m013: a rule's severity, warning for the rules made before it.
+    conn.execute("ALTER TABLE alert_rules ADD COLUMN severity TEXT NOT NULL DEFAULT 'warning'")
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -332,6 +337,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m010_sessions_newest_first", _m010),
     ("m011_events_errors_index", _m011),
     ("m012_alert_resolution", _m012),
+    ("m013_rule_severity", _m013),
 ]
 
 

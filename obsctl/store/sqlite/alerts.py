@@ -8,7 +8,7 @@ from obsctl.store.sqlite.records import RecordTable
 
 RULE_COLUMNS = (
     "rule_id", "name", "metric", "operator", "threshold", "window_minutes", "cooldown_minutes",
-    "agent_filter", "enabled", "created_at", "updated_at", "last_fired_at",
+    "agent_filter", "enabled", "created_at", "updated_at", "last_fired_at", "severity",
 )
 ALERT_COLUMNS = (
     "alert_id", "rule_id", "rule_name", "metric", "operator", "threshold", "value",
@@ -17,7 +17,7 @@ ALERT_COLUMNS = (
 # Columns a partial update may set (never rule_id, created_at or last_fired_at).
 UPDATABLE_RULE_COLUMNS = frozenset({
     "name", "metric", "operator", "threshold", "window_minutes", "cooldown_minutes",
-    "agent_filter", "enabled", "updated_at",
+    "agent_filter", "enabled", "updated_at", "severity",
 })
 
 _RULES = RecordTable("alert_rules", RULE_COLUMNS, ["rule_id"])

@@ -334,6 +334,13 @@ def m012_alert_resolution(db):
     db.execute("CREATE INDEX idx_alert_events_open ON alert_events(rule_id) WHERE resolved_at IS NULL")
 
 
+@migrations()
+def m013_rule_severity(db):
+    # How urgent a rule's alerts are (PagerDuty's payload.severity); rules made before it
+    # keep the severity every alert had until then.
+    db.execute("ALTER TABLE alert_rules ADD COLUMN severity TEXT NOT NULL DEFAULT 'warning'")
+
+
 def _session_stats_change(new: str | None, old: str | None, duration: str) -> str:
     """One trigger statement adding the `new` session row to its group and taking the `old`
     one away (either may be None; with both, they are in the same group)."""

@@ -150,9 +150,9 @@ def test_cli_add_list_update_remove(cli):
     listed = cli("alerts", "rules", "list")
     lines = listed.stdout.splitlines()
     assert lines[0].split("\t") == ["rule_id", "name", "metric", "condition", "window", "cooldown",
-                                    "agent", "enabled", "last_fired_at"]
+                                    "agent", "severity", "enabled", "last_fired_at"]
     assert lines[1].split("\t") == [rule["rule_id"], "slow", "p95_duration_ms", ">= 2500", "30m", "0m",
-                                    "agent-a", "no", "-"]  # never fired: no value
+                                    "agent-a", "warning", "no", "-"]  # never fired: no value
 
     updated = cli("alerts", "rules", "update", rule["rule_id"], "--enable", "--agent-filter", "",
                   "--json")

@@ -10,6 +10,7 @@ from datetime import timedelta
 import orjson
 import pytest
 
+from obsctl.errors import InvalidInput
 from obsctl.services import alerts, webhooks
 from obsctl.services.alerts import rules as alert_rules
 from obsctl.services.ingest import ingest_events
@@ -194,3 +195,33 @@ def test_http_dry_run(db, client):
     assert client.post("/alerts/evaluate?at=2026-01-01T12:00:00Z").status_code == 400
     assert client.post("/alerts/evaluate?dry_run=true&at=noon").status_code == 400
     assert client.get("/alerts/events").get_json()["total"] == 0
+
+
+# --- a rule's severity -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("severity", ["critical", "error", "warning", "info"])
+def test_a_rules_severity_is_pagerdutys(db, private_ok, receiver, severity):
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": "pagerduty",
+                                             "routing_key": "R0UTING"})
+    rule = fire_one(db, private_ok, severity=severity.upper() if severity == "error" else severity)
+    assert rule["severity"] == severity
+    deliver_due(db, private_ok, at=AT)
+    (trigger,) = _bodies(receiver)
+    assert trigger["payload"]["severity"] == severity
+    assert (trigger["payload"]["class"], trigger["payload"]["component"], trigger["payload"]["group"]) == \
+           ("error_rate", "all-agents", "obsctl")
+
+
+def test_severity_is_checked_and_changed_like_any_field(db, cli):
+    made = cli("alerts", "rules", "add", "--name", "e", "--metric", "error_rate", "--operator", ">",
+               "--threshold", "5", "--json")
+    rule = orjson.loads(made.stdout)
+    assert rule["severity"] == "warning"
+    changed = cli("alerts", "rules", "update", rule["rule_id"], "--severity", "critical", "--json")
+    assert orjson.loads(changed.stdout)["severity"] == "critical"
+    bad = cli("alerts", "rules", "update", rule["rule_id"], "--severity", "urgent")
+    assert bad.exit_code == 2 and "severity must be one of critical, error, warning, info" in bad.stderr
+    with pytest.raises(InvalidInput, match="severity must be one of"):
+        alert_rules.create_rule(db, {"name": "x", "metric": "error_rate", "operator": ">", "threshold": 1,
+                                     "severity": 3})

@@ -231,7 +231,8 @@ def test_pagerduty_payload(db, private_ok, receiver):
         "client": "obsctl",
         "payload": {"summary": "[obsctl] errors: error_rate = 100 > 10 over the last 60 min",
                     "source": "obsctl/all-agents", "severity": "warning",
-                    "timestamp": "2026-01-01T12:00:00.000Z", "component": "error_rate",
+                    "timestamp": "2026-01-01T12:00:00.000Z", "component": "all-agents",
+                    "group": "obsctl", "class": "error_rate",
                     "custom_details": {**alert, "firing_since": alert["fired_at"]}},
     }
 
