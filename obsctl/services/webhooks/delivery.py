@@ -39,7 +39,7 @@ from obsctl import __version__
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import dumps
 from obsctl.services.webhooks import transport as webhook_http
-from obsctl.services.webhooks.payloads import build_payload, sample_alert
+from obsctl.services.webhooks.payloads import build_payload, pagerduty_test_resolve, sample_alert
 from obsctl.services.webhooks.url_safety import (
     PrivateDestination,
     Resolver,
@@ -240,7 +240,9 @@ def _attempt_claimed(store, settings, claim: dict, at: datetime | None, timeout:
 
 def send_test(store: Store, settings, webhook: dict, *,
               timeout: float | None = None) -> dict:
-    """Send a sample alert once and log it as a webhook.test delivery (never retried)."""
+    """Send a sample alert once and log it as a webhook.test delivery (never retried). A
+    PagerDuty test trigger is followed by its resolve, so it leaves no incident open; a resolve
+    that fails is named in the delivery's last_error."""
     timeout = ATTEMPT_TIMEOUT_S if timeout is None else timeout
     sent_at = format_ts(now())
     alert, rule = sample_alert(webhook["webhook_id"], sent_at)
@@ -248,12 +250,20 @@ def send_test(store: Store, settings, webhook: dict, *,
     delivery_id = f"msg_{uuid.uuid4().hex}"
     result = attempt(webhook["url"], body, request_headers(webhook["secret"], delivery_id, body),
                      allow_private=_allow_private(settings, webhook), timeout=timeout)
+    error = result.error
+    if result.ok and webhook["format"] == "pagerduty":
+        closing = dumps(pagerduty_test_resolve(webhook)).encode()
+        resolved = attempt(webhook["url"], closing, request_headers(webhook["secret"], f"{delivery_id}-resolve",
+                                                                   closing),
+                           allow_private=_allow_private(settings, webhook), timeout=timeout)
+        if not resolved.ok:
+            error = f"the trigger was delivered, but its resolve failed: {resolved.error}"
     done = format_ts(now())
     row = {
         "delivery_id": delivery_id, "webhook_id": webhook["webhook_id"], "alert_id": None,
         "event_type": "webhook.test", "payload": body.decode(),
         "status": "delivered" if result.ok else "failed", "attempts": 1,
-        "last_error": result.error, "last_status_code": result.status_code,
+        "last_error": error, "last_status_code": result.status_code,
         "next_attempt_at": done, "created_at": sent_at, "delivered_at": done if result.ok else None,
     }
     with store.transaction():

@@ -131,7 +131,8 @@ def _pagerduty(webhook: dict, event_type: str, alert: dict, rule: dict) -> dict:
         "dedup_key": dedup,
         "client": "obsctl",
         "payload": {
-            "summary": fit(summary(alert), PAGERDUTY_SUMMARY_MAX),
+            "summary": fit(("TEST: " if event_type == "webhook.test" else "") + summary(alert),
+                           PAGERDUTY_SUMMARY_MAX),
             "source": f"obsctl/{alert.get('agent_filter') or 'all-agents'}",
             "severity": "info" if event_type != "alert.fired" else rule.get("severity") or PAGERDUTY_SEVERITY,
             "timestamp": alert["fired_at"],
@@ -141,6 +142,12 @@ def _pagerduty(webhook: dict, event_type: str, alert: dict, rule: dict) -> dict:
             "custom_details": alert,
         },
     }
+
+
+def pagerduty_test_resolve(webhook: dict) -> dict:
+    """The resolve that closes the incident a PagerDuty test trigger opened."""
+    return {"routing_key": webhook.get("routing_key"), "event_action": "resolve",
+            "dedup_key": f"obsctl-test-{webhook['webhook_id']}"}
 
 
 def sample_alert(webhook_id: str, fired_at: str) -> tuple[dict, dict]:

@@ -225,3 +225,17 @@ def test_severity_is_checked_and_changed_like_any_field(db, cli):
     with pytest.raises(InvalidInput, match="severity must be one of"):
         alert_rules.create_rule(db, {"name": "x", "metric": "error_rate", "operator": ">", "threshold": 1,
                                      "severity": 3})
+
+
+def test_a_pagerduty_test_says_test_and_closes_its_incident(db, private_ok, receiver):
+    hook = webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": "pagerduty",
+                                                    "routing_key": "R0UTING"})
+    row = webhooks.send_webhook_test(db, private_ok, hook["webhook_id"])
+    assert row["status"] == "delivered" and row["last_error"] is None
+    trigger, resolve = _bodies(receiver)
+    key = f"obsctl-test-{hook['webhook_id']}"
+    assert trigger["event_action"] == "trigger" and trigger["dedup_key"] == key
+    assert trigger["payload"]["summary"].startswith("TEST: [obsctl] obsctl webhook test")
+    assert trigger["payload"]["severity"] == "info"
+    assert resolve == {"routing_key": "R0UTING", "event_action": "resolve", "dedup_key": key}
+    assert len(webhooks.list_deliveries(db)["deliveries"]) == 1  # one test in the log
