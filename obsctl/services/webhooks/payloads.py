@@ -40,12 +40,46 @@ def fit(text: str, limit: int) -> str:
     return cut + _ELLIPSIS
 
 
-def summary(alert: dict) -> str:
-    """One line describing a fired alert (also what `obsctl alerts evaluate` prints)."""
+def summary(alert: dict, readable: bool = False) -> str:
+    """One line describing a fired alert; `readable` (Slack's) writes values in their unit
+    (`12.5%`, `$0.42`, `850 ms`) and the window in minutes, hours or days."""
     scope = f" for agent {alert['agent_filter']}" if alert.get("agent_filter") else ""
-    return (f"[obsctl] {alert['rule_name']}: {alert['metric']} = {_num(alert['value'])} "
-            f"{alert['operator']} {_num(alert['threshold'])} over the last "
-            f"{alert['window_minutes']} min{scope}")
+    value, threshold, window = _shown(alert["metric"], alert["value"], alert["threshold"],
+                                      alert["window_minutes"], readable)
+    return (f"[obsctl] {alert['rule_name']}: {alert['metric']} = {value} "
+            f"{alert['operator']} {threshold} over the last {window}{scope}")
+
+
+def _shown(metric: str, value, threshold, window_minutes: int, readable: bool) -> tuple[str, str, str]:
+    if not readable:
+        return _num(value), _num(threshold), f"{window_minutes} min"
+    return with_unit(metric, value), with_unit(metric, threshold), duration_words(window_minutes)
+
+
+def with_unit(metric: str, value) -> str:
+    """A metric's value as people read it: percent, dollars, milliseconds, tokens, sessions."""
+    if value is None:
+        return "no data"
+    if metric.endswith("_rate"):
+        return f"{_num(value)}%"
+    if metric.endswith("_ms"):
+        return f"{_num(value)} ms"
+    if metric == "avg_cost":
+        return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+    if metric == "avg_tokens":
+        return f"{_num(value)} tokens"
+    if metric == "session_count":
+        return f"{_num(value)} sessions"
+    return _num(value)
+
+
+def duration_words(minutes: int) -> str:
+    """`45 minutes`, `1 hour`, `90 minutes`, `24 hours`, `7 days`: the largest whole unit."""
+    for size, unit in ((1440, "day"), (60, "hour")):
+        if minutes >= size and minutes % size == 0:
+            count = minutes // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
 def _num(value) -> str:
@@ -54,13 +88,14 @@ def _num(value) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
-def resolved_summary(alert: dict, rule: dict) -> str:
+def resolved_summary(alert: dict, rule: dict, readable: bool = False) -> str:
     """One line saying a rule's alert is over: the value now, against the rule's condition now
     (it may have been changed since the alert fired)."""
     scope = f" for agent {rule['agent_filter']}" if rule.get("agent_filter") else ""
-    return (f"[obsctl] resolved: {rule['name']}: {rule['metric']} = "
-            f"{_num(alert.get('resolved_value'))}, no longer {rule['operator']} {_num(rule['threshold'])} "
-            f"over the last {rule['window_minutes']} min{scope} (firing since "
+    value, threshold, window = _shown(rule["metric"], alert.get("resolved_value"), rule["threshold"],
+                                      rule["window_minutes"], readable)
+    return (f"[obsctl] resolved: {rule['name']}: {rule['metric']} = {value}, no longer "
+            f"{rule['operator']} {threshold} over the last {window}{scope} (firing since "
             f"{alert.get('firing_since') or alert['fired_at']})")
 
 
@@ -76,11 +111,11 @@ def build_payload(webhook: dict, event_type: str, alert: dict, rule: dict) -> di
 
 
 def _slack(event_type: str, alert: dict, rule: dict) -> dict:
-    text = slack_escape(summary(alert))
+    text = slack_escape(summary(alert, readable=True))
     header = "Alert"
     since = alert.get("firing_since")
     if event_type == "alert.resolved":
-        header, text = "Resolved", slack_escape(resolved_summary(alert, rule))
+        header, text = "Resolved", slack_escape(resolved_summary(alert, rule, readable=True))
     elif event_type == "alert.acknowledged":
         header, text = "Acknowledged", f"Acknowledged at {slack_escape(alert.get('acknowledged_at'))}: {text}"
     elif event_type == "alert.fired" and since and since != alert["fired_at"]:
@@ -103,9 +138,9 @@ def _slack(event_type: str, alert: dict, rule: dict) -> dict:
             {"type": "section", "text": {"type": "mrkdwn", "text": fit(text, SLACK_SECTION_MAX)}},
             {"type": "section", "fields": [
                 field("Metric", alert["metric"]),
-                field("Value", _num(alert["value"])),
-                field("Condition", f"{alert['operator']} {_num(alert['threshold'])}"),
-                field("Window", f"{alert['window_minutes']} min"),
+                field("Value", with_unit(alert["metric"], alert["value"])),
+                field("Condition", f"{alert['operator']} {with_unit(alert['metric'], alert['threshold'])}"),
+                field("Window", duration_words(alert["window_minutes"])),
                 field("Agent", alert.get("agent_filter") or "all agents"),
                 field("Fired at", alert["fired_at"]),
             ]},

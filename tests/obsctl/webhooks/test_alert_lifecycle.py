@@ -91,11 +91,11 @@ def test_slack_says_still_firing_then_recovered(db, private_ok, receiver):
     alerts.evaluate_alerts(db, private_ok, at=AT + timedelta(minutes=20))
     deliver_due(db, private_ok, at=AT + timedelta(minutes=21))
     first, second, recovered = _bodies(receiver)
-    assert first["text"].startswith("[obsctl] errors: error_rate = 100 &gt; 10")
+    assert first["text"].startswith("[obsctl] errors: error_rate = 100% &gt; 10% over the last 1 hour")
     assert second["text"].startswith("Still firing since 2026-01-01T12:00:00.000Z: [obsctl] errors")
     assert recovered["blocks"][0]["text"]["text"] == "Resolved: errors"
-    assert recovered["text"] == ("[obsctl] resolved: errors: error_rate = 100, no longer &gt; 100 over the "
-                                 "last 60 min (firing since 2026-01-01T12:00:00.000Z)")
+    assert recovered["text"] == ("[obsctl] resolved: errors: error_rate = 100%, no longer &gt; 100% over the "
+                                 "last 1 hour (firing since 2026-01-01T12:00:00.000Z)")
     for body in (first, second, recovered):
         assert len(body["text"]) <= SLACK_TEXT_MAX
         assert len(body["blocks"][0]["text"]["text"]) <= SLACK_HEADER_MAX
@@ -239,3 +239,22 @@ def test_a_pagerduty_test_says_test_and_closes_its_incident(db, private_ok, rece
     assert trigger["payload"]["severity"] == "info"
     assert resolve == {"routing_key": "R0UTING", "event_action": "resolve", "dedup_key": key}
     assert len(webhooks.list_deliveries(db)["deliveries"]) == 1  # one test in the log
+
+
+@pytest.mark.parametrize(("metric", "value", "shown"), [
+    ("error_rate", 12.5, "12.5%"), ("tool_error_rate", 0.0, "0%"), ("p95_duration_ms", 850.0, "850 ms"),
+    ("avg_cost", 0.4213, "$0.4213"), ("avg_cost", 7.2, "$7.20"), ("avg_tokens", 1200.0, "1200 tokens"),
+    ("session_count", 3, "3 sessions"), ("error_rate", None, "no data")])
+def test_slack_values_carry_their_unit(metric, value, shown):
+    from obsctl.services.webhooks.payloads import with_unit
+
+    assert with_unit(metric, value) == shown
+
+
+@pytest.mark.parametrize(("minutes", "words"), [
+    (1, "1 minute"), (45, "45 minutes"), (60, "1 hour"), (90, "90 minutes"), (1440, "1 day"),
+    (2880, "2 days"), (180, "3 hours")])
+def test_windows_in_words(minutes, words):
+    from obsctl.services.webhooks.payloads import duration_words
+
+    assert duration_words(minutes) == words

@@ -213,7 +213,7 @@ def test_slack_payload(db, private_ok, receiver):
     fire_one(db, private_ok, agent_filter="alpha")
     deliver_due(db, private_ok, at=AT)
     payload = json.loads(receiver.accepted[0]["body"])
-    assert payload["text"] == ("[obsctl] errors: error_rate = 100 &gt; 10 over the last 60 min "
+    assert payload["text"] == ("[obsctl] errors: error_rate = 100% &gt; 10% over the last 1 hour "
                                "for agent alpha")
     assert [b["type"] for b in payload["blocks"]] == ["header", "section", "section", "context"]
     assert {"type": "mrkdwn", "text": "*Agent*\nalpha"} in payload["blocks"][2]["fields"]
@@ -440,7 +440,7 @@ def test_slack_text_from_rules_and_agents_is_escaped(db, private_ok, receiver):
     assert payload["blocks"][0]["text"]["text"] == (
         "Alert: &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;")
     assert {"type": "mrkdwn", "text": "*Agent*\n&gt; 5000 &lt;@U123&gt;"} in payload["blocks"][2]["fields"]
-    assert {"type": "mrkdwn", "text": "*Condition*\n&gt; 10"} in payload["blocks"][2]["fields"]
+    assert {"type": "mrkdwn", "text": "*Condition*\n&gt; 10%"} in payload["blocks"][2]["fields"]
 
 
 def test_slack_texts_stay_within_slack_limits(db, private_ok, receiver):
