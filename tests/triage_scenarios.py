@@ -125,3 +125,29 @@ def slow_tool(db, sid: str = "slow") -> None:
         events.append({"session_id": sid, "event_type": "tool_call", "duration_ms": duration,
                        "timestamp": ts(10 * (i + 1)), "tool_call": {"name": "db_query", "input": {"n": i}}})
     ingest_events(db, events)
+
+
+def expensive_model_switch(db, sid: str = "pricey") -> None:
+    """research-agent usually runs gpt-4o-mini (four steady sessions, 1,000 tokens in and 200
+    out: $0.00027 each at the prices below); this session called o1-preview with 400,000 tokens
+    in and 20,000 out ($7.20) and gpt-4o-mini once ($0.00027)."""
+    for n in range(4):
+        ingest_events(db, [
+            {"session_id": f"cheap-{n}", "event_type": "session_start", "agent_name": "research-agent",
+             "timestamp": ts(0, T0 - timedelta(days=n + 1)), "event_id": f"cheap-{n}-0"},
+            {"session_id": f"cheap-{n}", "event_type": "llm_call", "model": "gpt-4o-mini", "tokens_in": 1000,
+             "tokens_out": 200, "duration_ms": 800, "timestamp": ts(1, T0 - timedelta(days=n + 1)),
+             "event_id": f"cheap-{n}-1"},
+            {"session_id": f"cheap-{n}", "event_type": "session_end", "status": "completed",
+             "timestamp": ts(2, T0 - timedelta(days=n + 1)), "event_id": f"cheap-{n}-2"},
+        ])
+    ingest_events(db, [
+        {"session_id": sid, "event_type": "session_start", "agent_name": "research-agent", "timestamp": ts(0),
+         "event_id": f"{sid}-0"},
+        {"session_id": sid, "event_type": "llm_call", "model": "gpt-4o-mini", "tokens_in": 1000,
+         "tokens_out": 200, "duration_ms": 800, "timestamp": ts(1), "event_id": f"{sid}-1"},
+        {"session_id": sid, "event_type": "llm_call", "model": "o1-preview", "tokens_in": 400_000,
+         "tokens_out": 20_000, "duration_ms": 900, "timestamp": ts(2), "event_id": f"{sid}-2"},
+        {"session_id": sid, "event_type": "session_end", "status": "completed", "timestamp": ts(3),
+         "event_id": f"{sid}-3"},
+    ])

@@ -69,6 +69,7 @@ class TriagePenalties(Struct):
     loops: float
     latency: float
     baseline: float
+    cost: float
 
 
 class TriageToolStats(Struct):

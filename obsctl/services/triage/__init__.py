@@ -10,6 +10,8 @@ Health score (0-100, 100 healthy; documented in docs/triage.md):
     latency  = min(10, 2 x slow successful events)
     baseline = min(20, sum per metric: anomaly critical 10, anomaly warning 6,
                                        drift warning 4, drift info 2)
+    cost     = min(20, (10 if cost >= $5, else 4 if >= $1)
+                       + (10 if cost >= 100x the agent's median session))
 
 Failed events are charged by the error and tool terms only; the loop and latency terms look
 at successful events. With the baseline terms non-decreasing in the session's totals, adding
@@ -36,6 +38,7 @@ SLOW_POINTS, SLOW_CAP = 2.0, 10.0
 BASELINE_POINTS = {("anomaly", "critical"): 10.0, ("anomaly", "warning"): 6.0,
                    ("drift", "warning"): 4.0, ("drift", "info"): 2.0}
 BASELINE_CAP = 20.0
+COST_CAP = 20.0
 
 def score_penalties(a: SessionAnalysis) -> dict[str, float]:
     """The points each term takes off the health score (see the module docstring)."""
@@ -46,12 +49,19 @@ def score_penalties(a: SessionAnalysis) -> dict[str, float]:
     loops = sum(min(LOOP_CAP_EACH, loop.count) for loop in a.success_loops)
     slow = sum(len(kind.steps) for kind in a.slow)
     baseline = sum(BASELINE_POINTS.get((c.status, c.severity), 0.0) for c in a.baseline.checks)
+    total, ratio, _ = rules.cost_level(a)
+    cost = 0.0
+    if total is not None:
+        cost += 10.0 if total >= rules.COST_HIGH_USD else 4.0 if total >= rules.COST_NOTABLE_USD else 0.0
+    if ratio is not None:
+        cost += 10.0 if ratio >= rules.COST_HIGH_RATIO else 0.0
     return {
         "errors": round(errors, 2),
         "tools": float(min(TOOL_CAP, TOOL_POINTS * failing_tools)),
         "loops": float(min(LOOP_CAP, loops)),
         "latency": float(min(SLOW_CAP, SLOW_POINTS * slow)),
         "baseline": float(min(BASELINE_CAP, baseline)),
+        "cost": float(min(COST_CAP, cost)),
     }
 
 

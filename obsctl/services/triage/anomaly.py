@@ -131,6 +131,10 @@ class Baseline:
     sessions: int
     checks: list[MetricCheck]
     latency: dict  # {(event_type, tool_name): sorted durations}
+    usual_model: str | None = None  # the model with the most tokens in the baseline sessions
+
+    def check(self, name: str) -> MetricCheck | None:
+        return next((c for c in self.checks if c.name == name), None)
 
     @property
     def sufficient(self) -> bool:
@@ -163,8 +167,11 @@ def build_baseline(store, session: dict, own_values: dict[str, float | None], pr
     if len(rows) < MIN_BASELINE_SESSIONS:
         return Baseline(since, until, len(rows), [], {})
     usage: dict[str, list] = {}
+    model_tokens: dict[str, int] = {}
     for session_id, model, tokens_in, tokens_out in store.triage.baseline_model_tokens(*args, BASELINE_CAP):
         usage.setdefault(session_id, []).append((model, tokens_in, tokens_out))
+        if model is not None:
+            model_tokens[model] = model_tokens.get(model, 0) + tokens_in + tokens_out
     samples: dict[str, list[float]] = {name: [] for name in METRICS}
     for row in rows:
         cost, _ = priced_total(usage.get(row["session_id"], ()), pricer)
@@ -173,7 +180,8 @@ def build_baseline(store, session: dict, own_values: dict[str, float | None], pr
                 samples[name].append(value)
     checks = [check_metric(name, own_values[name], samples[name]) for name in METRICS]
     latency = store.triage.baseline_durations(*args, LATENCY_SESSIONS)
-    return Baseline(since, until, len(rows), checks, latency)
+    usual = max(sorted(model_tokens), key=model_tokens.__getitem__) if model_tokens else None
+    return Baseline(since, until, len(rows), checks, latency, usual)
 
 
 def slow_threshold(kind: tuple[str, str | None], baseline: Baseline,

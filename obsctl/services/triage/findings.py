@@ -25,6 +25,11 @@ LOOP_CRITICAL = 10
 SLOW_WARNING = 3
 WASTE_SHARE_PCT = 20.0
 WASTE_MIN_TOKENS = 1000
+# What a session cost: a finding (critical from HIGH, warning from NOTABLE dollars) and points
+# off the score, which also takes COST_HIGH_RATIO times the agent's median session cost (the
+# baseline's cost anomaly finding already says how far above the median it is).
+COST_HIGH_USD, COST_NOTABLE_USD = 5.0, 1.0
+COST_HIGH_RATIO = 100.0
 
 METRIC_LABELS = {"total_tokens": "Token usage", "duration_ms": "Duration (ms)",
                  "event_count": "Event count", "error_count": "Error count", "cost_usd": "Cost (USD)"}
@@ -216,14 +221,58 @@ def baseline_findings(a: SessionAnalysis) -> list[dict]:
             detail = (f"{_num(check.value)} against a median of {_num(check.median)} over "
                       f"{a.baseline.sessions} recent sessions of agent {a.session['agent_name']} "
                       f"(robust z-score {check.z:.1f}, not an outlier).")
+        if check.name == "cost_usd" and check.value:
+            maker = _cost_maker(a, check.value)
+            detail += f" Most of it: {maker}." if maker else ""
         findings.append(_finding(check.status, check.severity, title, detail,
                                  METRIC_SUGGESTIONS[check.name], evidence))
     return findings
 
 
+def cost_level(a: SessionAnalysis) -> tuple[float | None, float | None, str | None]:
+    """(the session's cost, its ratio to the agent's median session cost, and the level it
+    reaches: high, notable or None)."""
+    total = a.cost["total_usd"]
+    if total is None:
+        return None, None, None
+    check = a.baseline.check("cost_usd") if a.baseline.sufficient else None
+    ratio = total / check.median if check and check.median else None
+    if total >= COST_HIGH_USD:
+        return total, ratio, "high"
+    if total >= COST_NOTABLE_USD:
+        return total, ratio, "notable"
+    return total, ratio, None
+
+
+def _cost_maker(a: SessionAnalysis, total: float) -> str:
+    """`claude-3-opus: $7.20, 99.9% of the cost, on an agent that usually runs claude-3-5-sonnet`."""
+    priced = [m for m in a.cost["by_model"] if m["cost_usd"]]
+    if not priced or total <= 0:
+        return ""
+    top = max(priced, key=lambda m: m["cost_usd"])
+    text = f"{top['model']}: ${top['cost_usd']:,.2f}, {100 * top['cost_usd'] / total:.1f}% of the cost"
+    usual = a.baseline.usual_model
+    if usual and usual != top["model"]:
+        text += f", on an agent that usually runs {usual}"
+    return text
+
+
 def cost_findings(a: SessionAnalysis) -> list[dict]:
-    """Unpriced models, and tokens spent on failed steps."""
+    """What the session cost, unpriced models, and tokens spent on failed steps."""
     findings = []
+    total, ratio, level = cost_level(a)
+    if level is not None:
+        against = f", {ratio:,.0f}x the agent's median session (${total / ratio:,.4f})" if ratio else ""
+        maker = _cost_maker(a, total)
+        findings.append(_finding(
+            "cost", "critical" if level == "high" else "warning",
+            f"Cost ${total:,.2f}{against}",
+            (f"{maker}." if maker else f"The session cost ${total:,.2f}.")
+            + f" Thresholds: ${COST_NOTABLE_USD:g} (warning), ${COST_HIGH_USD:g} (critical).",
+            METRIC_SUGGESTIONS["cost_usd"],
+            {"cost_usd": round(total, 6), "median_cost_usd": round(total / ratio, 6) if ratio else None,
+             "ratio": round(ratio, 2) if ratio else None, "top_model": maker.split(":")[0] or None,
+             "usual_model": a.baseline.usual_model}))
     cost = a.cost
     if cost["unpriced_tokens"] or cost["unpriced_models"]:
         models = cost["unpriced_models"]

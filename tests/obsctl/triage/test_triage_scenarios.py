@@ -27,7 +27,7 @@ def test_rate_limit_cascade(db, pricer):
     assert report["severity"] == "critical"
     # errors: 40 x 5/6 + min(10, 2 x 5) + 15 (failed) = 58.33; tools: web_search 1/1 failed = 5
     assert report["score_penalties"] == {"errors": 58.33, "tools": 5.0, "loops": 0.0, "latency": 0.0,
-                                         "baseline": 0.0}
+                                         "baseline": 0.0, "cost": 0.0}
     assert report["health_score"] == 36.7
     assert report["grade"] == "F"
     first = report["findings"][0]
