@@ -113,7 +113,9 @@ def _summary(a: SessionAnalysis, cascades: dict, factors: list[dict], cost: dict
         top = factors[0]
         parts.append(f"Most likely contributing factor: {top['title']} (likelihood {top['likelihood']:.2f}).")
     if cost["total_usd"] is not None:
+        maker = rules.cost_maker(a, cost["total_usd"]) if cost["total_usd"] >= rules.COST_NOTABLE_USD else ""
         parts.append(f"Cost ${cost['total_usd']:.4f}"
+                     + (f" (most of it {maker})" if maker else "")
                      + (f", {cost['failed_steps']['total_tokens']:,} tokens on failed steps"
                         if cost["failed_steps"]["total_tokens"] else "")
                      + (f"; unpriced: {', '.join(cost['unpriced_models'])}" if cost["unpriced_models"]

@@ -222,7 +222,7 @@ def baseline_findings(a: SessionAnalysis) -> list[dict]:
                       f"{a.baseline.sessions} recent sessions of agent {a.session['agent_name']} "
                       f"(robust z-score {check.z:.1f}, not an outlier).")
         if check.name == "cost_usd" and check.value:
-            maker = _cost_maker(a, check.value)
+            maker = cost_maker(a, check.value)
             detail += f" Most of it: {maker}." if maker else ""
         findings.append(_finding(check.status, check.severity, title, detail,
                                  METRIC_SUGGESTIONS[check.name], evidence))
@@ -244,7 +244,7 @@ def cost_level(a: SessionAnalysis) -> tuple[float | None, float | None, str | No
     return total, ratio, None
 
 
-def _cost_maker(a: SessionAnalysis, total: float) -> str:
+def cost_maker(a: SessionAnalysis, total: float) -> str:
     """`claude-3-opus: $7.20, 99.9% of the cost, on an agent that usually runs claude-3-5-sonnet`."""
     priced = [m for m in a.cost["by_model"] if m["cost_usd"]]
     if not priced or total <= 0:
@@ -263,7 +263,7 @@ def cost_findings(a: SessionAnalysis) -> list[dict]:
     total, ratio, level = cost_level(a)
     if level is not None:
         against = f", {ratio:,.0f}x the agent's median session (${total / ratio:,.4f})" if ratio else ""
-        maker = _cost_maker(a, total)
+        maker = cost_maker(a, total)
         findings.append(_finding(
             "cost", "critical" if level == "high" else "warning",
             f"Cost ${total:,.2f}{against}",

@@ -61,3 +61,12 @@ def test_cheap_sessions_get_no_cost_finding(db, pricer):
     report = triage_session(db, "cheap-0", pricer=pricer)
     assert [f for f in report["findings"] if f["category"] == "cost"] == []
     assert report["score_penalties"]["cost"] == 0.0
+
+
+def test_the_postmortem_names_the_model_that_made_the_cost(db, pricer):
+    from obsctl.services.postmortem import postmortem_session
+
+    sc.expensive_model_switch(db)
+    report = postmortem_session(db, "pricey", pricer=pricer)
+    assert ("Cost $7.2003 (most of it o1-preview: $7.20, 100.0% of the cost, on an agent that usually "
+            "runs gpt-4o-mini).") in report["summary"]
