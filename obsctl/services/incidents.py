@@ -32,6 +32,7 @@ from obsctl.services.maintenance import parse_age
 from obsctl.services.sessions.fields import error_message, excerpt, main_text
 from obsctl.services.triage.errors import KIND_TITLES, classify_error, fingerprint, normalise_message
 from obsctl.store import Store
+from obsctl.text import plural
 from obsctl.timeutil import format_ts, normalize_ts, now, parse_ts
 
 DEFAULT_SINCE = "24h"
@@ -176,10 +177,10 @@ def _view(g: _Group) -> dict:
     sessions, agents = list(g.sessions), list(g.agents)
     sev, why = severity(len(sessions), len(agents))
     subject = g.tool_name or g.model or g.event_type
-    who = (f"{len(sessions)} sessions of {agents[0]}" if len(agents) == 1
-           else f"{len(sessions)} sessions, {len(agents)} agents")
-    title = (f"{subject}: {excerpt(g.example, 60)} - {g.failures} failures, {who}, "
-             f"{_clock(g.first_seen, g.last_seen)}")
+    who = (f"{plural(len(sessions), 'session')} of {agents[0]}" if len(agents) == 1
+           else f"{plural(len(sessions), 'session')}, {plural(len(agents), 'agent')}")
+    what = f"{subject}: {excerpt(g.example, 60)}" if g.example != subject else subject
+    title = f"{what} - {plural(g.failures, 'failure')}, {who}, {_clock(g.first_seen, g.last_seen)}"
     digest = hashlib.sha1("\x1f".join((g.key[0], g.key[1] or "", g.first_seen)).encode()).hexdigest()[:12]
     return {
         "incident_id": f"inc-{digest}",

@@ -116,7 +116,7 @@ def evaluate_alerts(store: Store, settings, *, at: datetime | None = None, dry_r
         _rehearse(store, candidates, recovered, at)
     else:
         if candidates:
-            _fire(store, candidates, at)
+            _fire(store, candidates, at, _failures(store, candidates, at))
         if recovered:
             _resolve(store, recovered, at)
     fired = sum(1 for r in results if r["status"] == "fired")
@@ -142,7 +142,33 @@ def _rehearse(store: Store, candidates: list, recovered: list, at: datetime) -> 
             result["status"] = "would_resolve"
 
 
-def _fire(store: Store, candidates: list, at: datetime) -> None:
+# Rules on these metrics fire on errors: their alerts carry what was failing.
+ERROR_METRICS = ("error_rate", "tool_error_rate")
+ALERT_FAILURES = 3
+
+
+def _failures(store: Store, candidates: list, at: datetime) -> dict[str, list[dict]]:
+    """rule_id -> the top failures (services/incidents, one session is enough) in the window of
+    each error-metric rule about to fire: what the page is about. Read before the firing's
+    write transaction."""
+    from obsctl.services.incidents import list_incidents
+
+    found = {}
+    for rule, _ in candidates:
+        if rule["metric"] not in ERROR_METRICS:
+            continue
+        listed = list_incidents(store, since=format_ts(at - timedelta(minutes=rule["window_minutes"])),
+                                until=format_ts(at), agent=rule["agent_filter"], min_sessions=1,
+                                limit=ALERT_FAILURES)
+        found[rule["rule_id"]] = [
+            {key: incident[key] for key in ("incident_id", "title", "severity", "kind", "tool_name", "model",
+                                            "failures", "sessions", "agents", "example", "first_seen",
+                                            "last_seen", "session_ids", "agent_names")}
+            for incident in listed["incidents"]]
+    return found
+
+
+def _fire(store: Store, candidates: list, at: datetime, failures: dict[str, list[dict]]) -> None:
     """Record firings, re-checking cooldowns under the write lock so that two concurrent
     evaluations (cron and the API) cannot both fire the same rule."""
     fired_at = format_ts(at)
@@ -167,6 +193,8 @@ def _fire(store: Store, candidates: list, at: datetime) -> None:
             rule = {**rule, "last_fired_at": fired_at}
             view = {**alert_view({**alert, "resolved_at": None}),
                     "firing_since": firing_since.get(rule["rule_id"], fired_at)}
+            if rule["rule_id"] in failures:
+                view["failures"] = failures[rule["rule_id"]]
             webhooks.enqueue_alert(store, hooks, view, rule_view(rule), fired_at)
             result["status"] = "fired"
             result["alert_id"] = alert["alert_id"]

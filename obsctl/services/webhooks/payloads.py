@@ -129,6 +129,7 @@ def _slack(event_type: str, alert: dict, rule: dict) -> dict:
     alert_id, rule_id = slack_escape(alert["alert_id"]), slack_escape(alert["rule_id"])
     context = (f"alert `{alert_id}` · rule `{rule_id}` · "
                f"acknowledge with `obsctl alerts ack {alert_id}`")
+    failing = [f"{f['severity']}: {slack_escape(f['title'])}" for f in alert.get("failures") or []]
     return {
         "text": fit(text, SLACK_TEXT_MAX),
         "blocks": [
@@ -144,6 +145,9 @@ def _slack(event_type: str, alert: dict, rule: dict) -> dict:
                 field("Agent", alert.get("agent_filter") or "all agents"),
                 field("Fired at", alert["fired_at"]),
             ]},
+            *([{"type": "section", "text": {"type": "mrkdwn",
+                                            "text": fit("*Failing*\n" + "\n".join(failing), SLACK_SECTION_MAX)}}]
+              if failing else []),
             {"type": "context", "elements": [
                 {"type": "mrkdwn", "text": fit(context, SLACK_CONTEXT_MAX)}]},
         ],

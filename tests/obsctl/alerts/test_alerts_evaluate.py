@@ -179,7 +179,7 @@ def test_a_rule_deleted_mid_evaluation_does_not_fire(data, settings):
     rules = data.alerts.list_rules(enabled_only=True)
     alert_rules.delete_rule(data, r["rule_id"])
     result = {"rule_id": r["rule_id"], "value": 50.0, "status": "ok"}
-    alerts._fire(data, [(rules[0], result)], AT)
+    alerts._fire(data, [(rules[0], result)], AT, {})
     assert result["status"] == "ok"
     assert alerts.list_alert_events(data)["total"] == 0
 

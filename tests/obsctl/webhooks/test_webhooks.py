@@ -172,6 +172,10 @@ def test_generic_payload_signed_and_verified_with_standardwebhooks(db, private_o
     request = receiver.accepted[0]
     payload = Webhook(hook["secret"]).verify(request["body"], request["headers"])
     alert = alerts.list_alert_events(db)["events"][0]
+    # What was failing in the rule's window: the one error of fire_one, in session s.
+    (failing,) = payload["alert"].pop("failures")
+    assert (failing["failures"], failing["sessions"], failing["session_ids"]) == (1, 1, ["s"])
+    assert failing["title"].startswith("error - 1 failure, 1 session of alpha, 11:59-11:59 UTC")
     assert payload == {"type": "alert.fired", "alert": {**alert, "firing_since": alert["fired_at"]},
                        "rule": alert_rules.get_rule(db, rule["rule_id"])}
     delivery = webhooks.list_deliveries(db)["deliveries"][0]
@@ -215,7 +219,8 @@ def test_slack_payload(db, private_ok, receiver):
     payload = json.loads(receiver.accepted[0]["body"])
     assert payload["text"] == ("[obsctl] errors: error_rate = 100% &gt; 10% over the last 1 hour "
                                "for agent alpha")
-    assert [b["type"] for b in payload["blocks"]] == ["header", "section", "section", "context"]
+    assert [b["type"] for b in payload["blocks"]] == ["header", "section", "section", "section", "context"]
+    assert payload["blocks"][3]["text"]["text"].startswith("*Failing*\nSEV-3: error - 1 failure, 1 session")
     assert {"type": "mrkdwn", "text": "*Agent*\nalpha"} in payload["blocks"][2]["fields"]
 
 
@@ -226,6 +231,7 @@ def test_pagerduty_payload(db, private_ok, receiver):
     deliver_due(db, private_ok, at=AT)
     payload = json.loads(receiver.accepted[0]["body"])
     alert = alerts.list_alert_events(db)["events"][0]
+    assert len(payload["payload"]["custom_details"].pop("failures")) == 1
     assert payload == {
         "routing_key": "R0UTING", "event_action": "trigger", "dedup_key": f"obsctl-{rule['rule_id']}",
         "client": "obsctl",
