@@ -16,6 +16,7 @@ from obsctl.models.common import (
     Timestamp,
     rate,
 )
+from obsctl.models.incidents import Incident
 
 Sev = Literal["SEV-1", "SEV-2", "SEV-3", "SEV-4", "none"]
 SessionStatus = Literal["active", "completed", "error"]
@@ -161,3 +162,5 @@ class PostmortemReport(SessionCounts):
 class PostmortemCandidates(Struct):
     candidates: list[PostmortemCandidate]
     total: Count
+    incidents: Annotated[list[Incident], Meta(
+        description="The incidents of the last `days` days (default the last 24 hours), at most 10")]

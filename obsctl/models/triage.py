@@ -18,6 +18,7 @@ from obsctl.models.common import (
     Timestamp,
     rate,
 )
+from obsctl.models.incidents import Incident
 
 Severity = Literal["info", "warning", "critical"]
 
@@ -131,3 +132,6 @@ class TriageBatch(Struct):
     reports: list[TriageReport]
     total: Annotated[int, Meta(ge=0, description="Sessions matching the filters (reports covers "
                                                  "the most recent `limit` of them)")]
+    incidents: Annotated[list[Incident], Meta(
+        description="The incidents of the window (since/until; default the last 24 hours), at most 10: "
+                    "the failures these sessions share with others")]

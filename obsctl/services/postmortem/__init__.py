@@ -27,6 +27,7 @@ from obsctl.services.postmortem.markdown import render_markdown
 from obsctl.services.postmortem.timeline import timeline
 from obsctl.services.rates import SessionEventCounts, format_percent, percent
 from obsctl.services.triage import findings as rules
+from obsctl.services.triage import window_incidents
 from obsctl.services.triage.analysis import SessionAnalysis, analyse_session
 from obsctl.services.triage.cost import cost_by_event_type
 from obsctl.store import Store
@@ -201,4 +202,6 @@ def postmortem_candidates(store: Store, *, min_errors: int | None = None,
             "severity": severity,
             "severity_reason": reason,
         })
-    return {"candidates": candidates, "total": total}
+    incidents = window_incidents(store, since=f"{days}d" if days is not None else None, until=None,
+                                 agent=agent or None)
+    return {"candidates": candidates, "total": total, "incidents": incidents}

@@ -143,4 +143,16 @@ def triage_batch(store: Store, *, pricer, limit: int | None = None,
     reports = [triage_session(store, session_id, pricer=pricer) for session_id in ids]
     # Stable sort: equal scores keep the newest-first order of `ids`.
     reports.sort(key=lambda r: r["health_score"])
-    return {"reports": reports, "total": total}
+    return {"reports": reports, "total": total,
+            "incidents": window_incidents(store, since=since, until=until, agent=agent or None)}
+
+
+BATCH_INCIDENTS = 10
+
+
+def window_incidents(store: Store, *, since: str | None, until: str | None, agent: str | None) -> list[dict]:
+    """The incidents (services/incidents) of a window, default the last 24 hours: what the
+    sessions of a batch or a candidates list have in common."""
+    from obsctl.services.incidents import list_incidents
+
+    return list_incidents(store, since=since, until=until, agent=agent, limit=BATCH_INCIDENTS)["incidents"]

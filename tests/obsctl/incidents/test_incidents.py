@@ -186,3 +186,17 @@ def test_triage_batch_over_a_past_window(fleet_db, cli, client):
     result = cli("triage", "batch", "--limit", "100", "--since", SINCE, "--until", window_until, "--json")
     assert orjson.loads(result.stdout) == body
     assert cli("triage", "batch", "--since", "yesterday").exit_code == 2
+
+
+def test_triage_batch_and_postmortem_candidates_show_the_windows_incidents(fleet_db, client):
+    from obsctl.services.postmortem import postmortem_candidates
+    from obsctl.services.pricing import Pricer
+    from obsctl.services.triage import triage_batch
+
+    batch = triage_batch(fleet_db, pricer=Pricer(None), limit=5, since=SINCE, until=UNTIL)
+    assert [i["failures"] for i in batch["incidents"]] == [9, 3, 2]
+    assert batch["incidents"] == list_incidents(fleet_db, since=SINCE, until=UNTIL, limit=10)["incidents"]
+    # Candidates: the last `days` days (the fleet is in March 2026: none of it is that recent).
+    assert postmortem_candidates(fleet_db, days=1)["incidents"] == []
+    body = client.get(f"/triage/batch?since={SINCE}&until={UNTIL}").get_json()
+    assert [i["severity"] for i in body["incidents"]] == ["SEV-1", "SEV-2", "SEV-3"]

@@ -236,7 +236,7 @@ def test_candidates_filters(db):
     assert [c["session_id"] for c in postmortem_candidates(db, min_errors=2)["candidates"]] == ["many"]
     limited = postmortem_candidates(db, limit=1)
     assert (len(limited["candidates"]), limited["total"]) == (1, 2)
-    assert postmortem_candidates(db, agent="nobody") == {"candidates": [], "total": 0}
+    assert postmortem_candidates(db, agent="nobody") == {"candidates": [], "total": 0, "incidents": []}
     # all sessions here started around 2026-03; `days` counts back from now
     assert postmortem_candidates(db, days=1)["total"] == 0
 

@@ -83,7 +83,8 @@ def test_candidates_parameters(db, client):
     sc.rate_limit_cascade(db)
     assert client.get("/postmortem/candidates?min_errors=x").status_code == 400
     assert client.get("/postmortem/candidates?limit=500").get_json()["total"] == 1
-    assert client.get("/postmortem/candidates?min_errors=6").get_json() == {"candidates": [], "total": 0}
+    assert client.get("/postmortem/candidates?min_errors=6").get_json() == {"candidates": [], "total": 0,
+                                                                                 "incidents": []}
     assert client.get("/postmortem/candidates?limit=0").status_code == 400
     assert client.get("/postmortem/candidates?days=0").get_json() == {
         "error": "days must be an integer from 1 to 3650; got 0"}

@@ -104,7 +104,7 @@ def test_batch_is_a_fixed_route_not_a_session(db, client, run):
     ingest_events(db, [{"session_id": "batch", "event_type": "error", "agent_name": "x",
                         "timestamp": sc.ts(0)}])
     body = client.get("/triage/batch").get_json()
-    assert set(body) == {"reports", "total"}
+    assert set(body) == {"reports", "total", "incidents"}
     assert body["reports"][0]["session_id"] == "batch"
     result = run("triage", "show", "batch", "--json")
     assert result.exit_code == 0
