@@ -151,3 +151,21 @@ def expensive_model_switch(db, sid: str = "pricey") -> None:
         {"session_id": sid, "event_type": "session_end", "status": "completed", "timestamp": ts(3),
          "event_id": f"{sid}-3"},
     ])
+
+
+def gave_up_after_a_loop(db, sid: str = "maxiter") -> None:
+    """An LLM call, 8 identical run_tests calls with identical outputs (3 tests failing, not an
+    error event), then the agent stops: `error` "Max iterations (10) reached"; status error."""
+    e = {"session_id": sid}
+    events = [{**e, "event_type": "session_start", "agent_name": "coder", "timestamp": ts(0), "event_id": f"{sid}-s"},
+              {**e, "event_type": "llm_call", "model": "gpt-4o", "tokens_in": 500, "tokens_out": 100,
+               "timestamp": ts(1), "event_id": f"{sid}-l"}]
+    for i in range(8):
+        events.append({**e, "event_type": "tool_call", "duration_ms": 1500, "timestamp": ts(2 + i),
+                       "event_id": f"{sid}-t{i}",
+                       "tool_call": {"name": "run_tests", "input": {"path": "tests/"},
+                                     "output": {"passed": 41, "failed": 3}}})
+    events += [{**e, "event_type": "error", "timestamp": ts(20), "event_id": f"{sid}-e",
+                "output_data": {"error": "Max iterations (10) reached"}},
+               {**e, "event_type": "session_end", "status": "error", "timestamp": ts(21), "event_id": f"{sid}-end"}]
+    ingest_events(db, events)

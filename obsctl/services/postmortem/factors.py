@@ -32,6 +32,7 @@ from obsctl.services.triage.findings import (
     METRIC_LABELS,
     METRIC_SUGGESTIONS,
     SLOW_SUGGESTION,
+    gave_up,
 )
 from obsctl.timeutil import ms_between
 
@@ -163,14 +164,23 @@ def loop_likelihood(count: int) -> float:
 
 def _other_factors(a: SessionAnalysis) -> list[dict]:
     factors = []
+    ended = gave_up(a)
     for loop in a.loops:
+        # The agent gave up after the loop (its only errors say so): the loop is the cause.
+        caused = ended and loop.steps[-1].index < a.errors[-1].index
+        title = f"Loop: {loop.tool_name} repeated {loop.count} times with the same input"
+        evidence = [(f"{loop.count} identical calls from {loop.steps[0].timestamp} to "
+                     f"{loop.steps[-1].timestamp}"), f"input: {(loop.tool_input or 'none')[:120]}"]
+        if loop.identical_outputs:
+            title += " and identical outputs"
+            evidence.append(f"all {loop.count} calls returned the same output")
+        if caused:
+            title += ", then the agent gave up"
+            evidence.append(f"then: {a.errors[-1].message}")
         factors.append({
-            "factor": f"loop:{loop.tool_name}", "category": "loop",
-            "title": f"Loop: {loop.tool_name} repeated {loop.count} times with the same input",
-            "likelihood": loop_likelihood(loop.count),
-            "evidence": [(f"{loop.count} identical calls from {loop.steps[0].timestamp} to "
-                          f"{loop.steps[-1].timestamp}"), f"input: {(loop.tool_input or 'none')[:120]}"],
-            "action": LOOP_SUGGESTION})
+            "factor": f"loop:{loop.tool_name}", "category": "loop", "title": title,
+            "likelihood": 1.0 if caused else loop_likelihood(loop.count),
+            "evidence": evidence, "action": LOOP_SUGGESTION})
     for kind in a.slow:
         label = f"{kind.event_type}:{kind.tool_name}" if kind.tool_name else kind.event_type
         factors.append({

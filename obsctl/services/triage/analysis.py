@@ -55,6 +55,7 @@ class Step:
     fingerprint: str = ""
     kind: str = ""
     slow: bool = False
+    output_key: bytes | None = None  # what the step returned (tool output or output_data), canonical
 
     @property
     def kind_key(self) -> tuple[str, str | None]:
@@ -65,14 +66,20 @@ def _step(index: int, row: tuple) -> Step:
     (_id, event_id, event_type, timestamp, model, tokens_in, tokens_out, duration_ms, output_data,
      tool_call, decision_trace, tool_name, is_error, parent_id) = row
     call = orjson.loads(tool_call) if tool_call is not None else None
-    tool_key = tool_input = None
+    tool_key = tool_input = output_key = None
     if tool_name is not None:
         raw_input = tool_field(call, "input")
         tool_key = orjson.dumps([tool_name, raw_input], option=orjson.OPT_SORT_KEYS)
         tool_input = as_text(raw_input)
+        returned = tool_field(call, "output")
+        if returned is None and output_data is not None:
+            returned = orjson.loads(output_data)
+        if returned is not None:
+            output_key = orjson.dumps(returned, option=orjson.OPT_SORT_KEYS)
     step = Step(index, event_id, event_type, timestamp, model, tokens_in, tokens_out,
                 None if duration_ms is None else float(duration_ms), tool_name, tool_key, tool_input,
-                bool(is_error), event_type in LIFECYCLE_TYPES, parent_id, output_data, decision_trace)
+                bool(is_error), event_type in LIFECYCLE_TYPES, parent_id, output_data, decision_trace,
+                output_key=output_key)
     if step.is_error:
         output = orjson.loads(output_data) if output_data is not None else None
         message = error_message(output, call) or (main_text(output) if output else None)
@@ -113,6 +120,12 @@ class Loop:
     @property
     def count(self) -> int:
         return len(self.steps)
+
+    @property
+    def identical_outputs(self) -> bool:
+        """Every call of the run returned the same thing (and returned something)."""
+        first = self.steps[0].output_key
+        return first is not None and all(s.output_key == first for s in self.steps)
 
 
 @dataclass

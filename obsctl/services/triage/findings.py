@@ -3,6 +3,8 @@ a title, a detail, a suggestion and its evidence. Thresholds are documented in d
 
 from __future__ import annotations
 
+import re
+
 from obsctl.services.triage.analysis import SessionAnalysis
 from obsctl.services.triage.anomaly import WINDOW_DAYS
 from obsctl.services.triage.errors import KIND_SUGGESTIONS
@@ -23,6 +25,9 @@ TOOL_CRITICAL_FAILURES = 3
 TOOL_WARNING_RATE = 0.1
 LOOP_CRITICAL = 10
 SLOW_WARNING = 3
+# Errors that are the agent stopping itself, not a failure of their own.
+TERMINAL = re.compile(r"max(imum)?[ _-]?(iterations|steps|turns|retries)|gave up|giving up|step limit|"
+                      r"recursion limit|too many (steps|iterations|turns)", re.IGNORECASE)
 WASTE_SHARE_PCT = 20.0
 WASTE_MIN_TOKENS = 1000
 # What a session cost: a finding (critical from HIGH, warning from NOTABLE dollars) and points
@@ -158,23 +163,39 @@ def tool_findings(a: SessionAnalysis) -> list[dict]:
     return findings
 
 
+def gave_up(a: SessionAnalysis) -> bool:
+    """The session's errors are only the agent stopping itself (max iterations, gave up, step
+    limit): a symptom whose cause is what ran before it."""
+    return bool(a.errors) and all(s.message and TERMINAL.search(s.message) for s in a.errors)
+
+
 def loop_findings(a: SessionAnalysis) -> list[dict]:
-    """One finding per run of 5+ identical tool calls in a row."""
+    """One finding per run of 5+ identical tool calls in a row. A loop that the agent ended by
+    giving up (its only errors say so) caused the failure: critical, and ranked first."""
     findings = []
+    ended = gave_up(a)
     for loop in a.loops:
         first, last = loop.steps[0], loop.steps[-1]
         failures = sum(1 for s in loop.steps if s.is_error)
         tool_ms = round(sum(s.duration_ms or 0.0 for s in loop.steps), 3)
+        same = loop.identical_outputs
+        caused = ended and last.index < a.errors[-1].index
+        title = f"Loop: {loop.tool_name} called {loop.count} times in a row with the same input"
+        if same:
+            title += " and identical outputs"
+        if caused:
+            title += f", then the agent gave up ({a.errors[-1].message[:60]})"
         findings.append(_finding(
-            "loop", "critical" if loop.count >= LOOP_CRITICAL else "warning",
-            f"Loop: {loop.tool_name} called {loop.count} times in a row with the same input",
+            "loop", "critical" if loop.count >= LOOP_CRITICAL or caused else "warning", title,
             f"From {first.timestamp} to {last.timestamp}, {_num(tool_ms)} ms of tool time, "
-            f"{failures} of the calls failed. Input: {(loop.tool_input or 'none')[:120]}",
+            f"{failures} of the calls failed"
+            + (f"; all {loop.count} outputs were identical, so repeating the call could not help" if same else "")
+            + f". Input: {(loop.tool_input or 'none')[:120]}",
             LOOP_SUGGESTION, {
                 "tool_name": loop.tool_name, "count": loop.count, "input": loop.tool_input,
                 "failures": failures, "tool_ms": tool_ms, "first_event_id": first.event_id,
                 "last_event_id": last.event_id, "first_seen": first.timestamp,
-                "last_seen": last.timestamp,
+                "last_seen": last.timestamp, "identical_outputs": same, "caused_failure": caused,
             }))
     return findings
 
@@ -302,10 +323,12 @@ RULES = (error_findings, tool_findings, loop_findings, latency_findings, baselin
 
 
 def all_findings(a: SessionAnalysis) -> list[dict]:
-    """Every finding, most severe first, then by category, then in rule order."""
+    """Every finding: a cause the failure is traced to first (a loop the agent gave up on),
+    then most severe first, then by category, then in rule order."""
     findings = [f for rule in RULES for f in rule(a)]
     order = {c: i for i, c in enumerate(CATEGORIES)}
-    return sorted(findings, key=lambda f: (-SEVERITY_RANK[f["severity"]], order[f["category"]]))
+    return sorted(findings, key=lambda f: (not f["evidence"].get("caused_failure"),
+                                           -SEVERITY_RANK[f["severity"]], order[f["category"]]))
 
 
 def worst_severity(findings: list[dict]) -> str:

@@ -133,7 +133,7 @@ def test_loop_postmortem_has_no_errors_but_a_factor(db, pricer):
     sc.runaway_loop(db, repeats=7)
     r = postmortem_session(db, "loop", pricer=pricer)
     assert r["severity"] == "none"
-    assert r["title"] == "crawler session loop: no errors; Loop: fetch_url repeated 7 times with the same input"
+    assert r["title"] == "crawler session loop: no errors; Loop: fetch_url repeated 7 times with the same input and identical outputs"
     # 0.5 + 0.05 x (7 - 5)
     assert [(f["factor"], f["likelihood"]) for f in r["contributing_factors"]] == [("loop:fetch_url", 0.6)]
     assert r["recommendations"][0]["priority"] == "high"

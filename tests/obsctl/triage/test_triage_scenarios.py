@@ -63,7 +63,7 @@ def test_runaway_loop(db, pricer):
     report = triage_session(db, "loop", pricer=pricer)
     assert summary(report) == [("loop", "warning")]
     finding = report["findings"][0]
-    assert finding["title"] == "Loop: fetch_url called 7 times in a row with the same input"
+    assert finding["title"] == "Loop: fetch_url called 7 times in a row with the same input and identical outputs"
     assert finding["evidence"]["input"] == '{"url":"https://example.com/p"}'
     assert finding["evidence"]["tool_ms"] == 1400.0
     # loops: min(10, 7) = 7

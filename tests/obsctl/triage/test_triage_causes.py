@@ -1,0 +1,37 @@
+"""Root causes ranked by cause, not by the last symptom: a loop the agent gave up on is the
+finding that explains the failure, above the terminal "max iterations" error."""
+
+from __future__ import annotations
+
+import pytest
+
+from obsctl.services.postmortem import postmortem_session
+from obsctl.services.triage import triage_session
+from tests import triage_scenarios as sc
+
+
+@pytest.fixture
+def pricer(tmp_path):
+    return sc.pricer(tmp_path)
+
+
+def test_a_loop_the_agent_gave_up_on_is_the_top_finding(db, pricer):
+    sc.gave_up_after_a_loop(db)
+    report = triage_session(db, "maxiter", pricer=pricer)
+    first, second = report["findings"][:2]
+    assert first["category"] == "loop" and first["severity"] == "critical"
+    assert first["title"] == ("Loop: run_tests called 8 times in a row with the same input and identical "
+                              "outputs, then the agent gave up (Max iterations (10) reached)")
+    assert "all 8 outputs were identical" in first["detail"]
+    assert first["evidence"]["caused_failure"] is True and first["evidence"]["identical_outputs"] is True
+    assert second["category"] == "errors"
+    title = postmortem_session(db, "maxiter", pricer=pricer)["title"]
+    assert title == ("coder session maxiter failed: Loop: run_tests repeated 8 times with the same input and "
+                     "identical outputs, then the agent gave up")
+
+
+def test_a_loop_before_a_real_error_is_not_called_the_cause(db, pricer):
+    sc.rate_limit_cascade(db)  # its errors are rate limits and a timeout, then "gave up"
+    report = triage_session(db, "rl", pricer=pricer)
+    assert not any(f["evidence"].get("caused_failure") for f in report["findings"])
+    assert report["findings"][0]["category"] == "errors"
