@@ -26,13 +26,14 @@ from dataclasses import dataclass, field
 
 from obsctl.services import rates
 from obsctl.services.triage.analysis import SessionAnalysis, Step
-from obsctl.services.triage.errors import KIND_SUGGESTIONS, KIND_TITLES
+from obsctl.services.triage.errors import KIND_TITLES
 from obsctl.services.triage.findings import (
     LOOP_SUGGESTION,
     METRIC_LABELS,
     METRIC_SUGGESTIONS,
     SLOW_SUGGESTION,
     gave_up,
+    suggestion_for,
 )
 from obsctl.timeutil import ms_between
 
@@ -151,7 +152,7 @@ def _error_factors(a: SessionAnalysis, cascades: list[Cascade]) -> list[dict]:
         if tool and tool in a.tools:
             t = a.tools[tool]
             evidence.append(f"tool {tool} failed {t.failures} of {t.calls} call(s)")
-        action = KIND_SUGGESTIONS[kind]
+        action = suggestion_for(a, kind)
         factors.append({"factor": f"{kind}:{tool}" if tool else kind, "category": "errors",
                         "title": title, "likelihood": likelihood, "evidence": evidence,
                         "action": f"For tool {tool}: {action}" if tool else action})

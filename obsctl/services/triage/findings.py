@@ -9,6 +9,7 @@ from obsctl.services.triage.analysis import SessionAnalysis
 from obsctl.services.triage.anomaly import WINDOW_DAYS
 from obsctl.services.triage.errors import KIND_SUGGESTIONS
 from obsctl.text import plural
+from obsctl.timeutil import parse_ts
 
 SEVERITY_RANK = {"info": 1, "warning": 2, "critical": 3}
 CATEGORIES = ("errors", "tools", "loop", "latency", "anomaly", "drift", "cost")
@@ -116,7 +117,7 @@ def error_findings(a: SessionAnalysis) -> list[dict]:
         detail += (". The session's status is error" if a.session["status"] == "error"
                    else ". The session's last event failed")
     detail += f". Severity {why}."
-    findings = [_finding("errors", severity, title, detail, KIND_SUGGESTIONS[dominant], {
+    findings = [_finding("errors", severity, title, detail, suggestion_for(a, dominant), {
         **counts.view(), "failed": a.failed, "status": a.session["status"], "kinds": kinds,
         "first_error": _step_ref(a, a.errors[0]), "last_error": _step_ref(a, last),
     })]
@@ -129,7 +130,7 @@ def error_findings(a: SessionAnalysis) -> list[dict]:
             f"Repeated error x{group.count}: {group.example[:100]}",
             f"{group.count} {group.event_type} events{where} share the message pattern "
             f"'{group.pattern or group.event_type}' ({group.first_seen} to {group.last_seen}).",
-            KIND_SUGGESTIONS[group.kind], group.view()))
+            suggestion_for(a, group.kind), group.view()))
     return findings
 
 
@@ -161,6 +162,30 @@ def tool_findings(a: SessionAnalysis) -> list[dict]:
                 "p50_ms": stats.percentile(50), "p95_ms": stats.percentile(95), "failure_modes": modes,
             }))
     return findings
+
+
+def backoff_waits(a: SessionAnalysis) -> list[float] | None:
+    """The waits (seconds) between the session's rate-limited calls when they already grow, as
+    a backoff does (3+ rate limits, each wait at least the one before, the last 1.5x the first);
+    else None."""
+    times = [parse_ts(s.timestamp) for s in a.errors if s.kind == "rate_limit"]
+    waits = [(b - t).total_seconds() for t, b in zip(times, times[1:])]
+    if len(waits) < 2 or waits[0] <= 0:
+        return None
+    growing = all(later >= earlier for earlier, later in zip(waits, waits[1:]))
+    return waits if growing and waits[-1] >= 1.5 * waits[0] else None
+
+
+def suggestion_for(a: SessionAnalysis, kind: str) -> str:
+    """The suggestion for an error kind, told by what the session already does: an agent that
+    already backs off is not told to back off."""
+    if kind == "rate_limit":
+        waits = backoff_waits(a)
+        if waits:
+            shown = "/".join(f"{w:g}" for w in waits)
+            return (f"The agent already backs off ({shown} s between rate-limited calls): cap its "
+                    f"concurrency, spread the work over time, or ask for a higher quota.")
+    return KIND_SUGGESTIONS[kind]
 
 
 def gave_up(a: SessionAnalysis) -> bool:

@@ -35,3 +35,15 @@ def test_a_loop_before_a_real_error_is_not_called_the_cause(db, pricer):
     report = triage_session(db, "rl", pricer=pricer)
     assert not any(f["evidence"].get("caused_failure") for f in report["findings"])
     assert report["findings"][0]["category"] == "errors"
+
+
+def test_rate_limits_at_a_steady_pace_are_told_to_back_off(db, pricer):
+    from obsctl.services.ingest import ingest_events
+
+    events = [{"session_id": "flat", "event_type": "session_start", "agent_name": "r", "timestamp": sc.ts(0)}]
+    events += [{"session_id": "flat", "event_type": "rate_limit", "model": "gpt-4o", "timestamp": sc.ts(1 + 2 * i),
+                "output_data": {"error": "429 Too Many Requests"}} for i in range(4)]
+    ingest_events(db, events)
+    report = triage_session(db, "flat", pricer=pricer)
+    (errors,) = [f for f in report["findings"] if f["category"] == "errors" and "failed" in f["title"]]
+    assert errors["suggestion"].startswith("Back off exponentially")

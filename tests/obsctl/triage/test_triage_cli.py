@@ -34,7 +34,7 @@ def test_terminal_show_renders_a_panel(db, run, terminal):
     out = run("triage", "rl").stdout
     assert "Health 36.7/100" in out and "grade F" in out and "CRITICAL" in out
     assert "Tool web_search failed 1 of 1 call(s) (100.0%)" in out
-    assert "→ Back off exponentially" in out
+    assert "→ The agent already backs off" in out
     assert "3 are needed" in out  # the baseline note
 
 
