@@ -133,8 +133,11 @@ def _group(rows: list[tuple], gap: timedelta) -> list[_Group]:
     open_runs: dict[tuple, _Group] = {}
     done: list[_Group] = []
     gap_ms = gap.total_seconds() * 1000
-    # The same failure repeats its message: each distinct message is masked once.
+    # The same failure repeats its message: each distinct message is masked, fingerprinted and
+    # classified once.
     patterns: dict[str | None, str] = {None: ""}
+    keys: dict[tuple, str] = {}
+    kinds: dict[tuple, str] = {}
     for session_id, agent_name, event_type, timestamp, model, tool_name, output_data, tool_call in rows:
         output = orjson.loads(output_data) if output_data is not None else None
         call = orjson.loads(tool_call) if tool_call is not None else None
@@ -142,7 +145,11 @@ def _group(rows: list[tuple], gap: timedelta) -> list[_Group]:
         pattern = patterns.get(message)
         if pattern is None:
             pattern = patterns[message] = normalise_message(message)
-        key = (fingerprint(event_type, tool_name, pattern), model)
+        fp_key = (event_type, tool_name, pattern)
+        fp = keys.get(fp_key)
+        if fp is None:
+            fp = keys[fp_key] = fingerprint(event_type, tool_name, pattern)
+        key = (fp, model)
         run = open_runs.get(key)
         if run is not None and (parse_ts(timestamp) - parse_ts(run.last_seen)).total_seconds() * 1000 > gap_ms:
             done.append(run)
@@ -150,7 +157,7 @@ def _group(rows: list[tuple], gap: timedelta) -> list[_Group]:
         if run is None:
             run = open_runs[key] = _Group(
                 key=key, event_type=event_type, tool_name=tool_name, model=model, pattern=pattern,
-                kind=classify_error(event_type, message), example=excerpt(message, MESSAGE_CHARS) or event_type,
+                kind=_kind(kinds, event_type, message), example=excerpt(message, MESSAGE_CHARS) or event_type,
                 first_seen=timestamp, last_seen=timestamp)
         run.failures += 1
         run.last_seen = timestamp
@@ -158,6 +165,13 @@ def _group(rows: list[tuple], gap: timedelta) -> list[_Group]:
         if agent_name is not None:
             run.agents[agent_name] = None
     return done + list(open_runs.values())
+
+
+def _kind(cache: dict, event_type: str, message: str | None) -> str:
+    kind = cache.get((event_type, message))
+    if kind is None:
+        kind = cache[(event_type, message)] = classify_error(event_type, message)
+    return kind
 
 
 def severity(sessions: int, agents: int) -> tuple[str, str]:
