@@ -129,6 +129,8 @@ class Settings:
     # database, sending `remote_api_key` as X-API-Key (see obsctl/cli/base.run).
     remote_url: str | None = None
     remote_api_key: str | None = None
+    # Where people reach this obsctl's API (OBSCTL_PUBLIC_URL): alerts link to it.
+    public_url: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
@@ -156,6 +158,7 @@ class Settings:
             write_timeout=_int_env(env, "OBSCTL_WRITE_TIMEOUT", 10),
             remote_url=env.get("OBSCTL_URL") or None,
             remote_api_key=env.get("OBSCTL_API_KEY") or None,
+            public_url=parse_public_url(env.get("OBSCTL_PUBLIC_URL")),
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:
@@ -170,6 +173,17 @@ class Settings:
         if self.db_url:
             return display_url(self.db_url)
         return str(self.db_path)
+
+
+def parse_public_url(value: str | None) -> str | None:
+    """OBSCTL_PUBLIC_URL: an http(s):// URL with a host, without its trailing slash."""
+    if not value or not value.strip():
+        return None
+    url = value.strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InvalidInput(f"OBSCTL_PUBLIC_URL must be an http:// or https:// URL with a host; got {value!r}")
+    return url
 
 
 def database_location(where: str | Path) -> dict:

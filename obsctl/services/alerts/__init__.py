@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
+from urllib.parse import quote
 
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value
@@ -116,7 +117,7 @@ def evaluate_alerts(store: Store, settings, *, at: datetime | None = None, dry_r
         _rehearse(store, candidates, recovered, at)
     else:
         if candidates:
-            _fire(store, candidates, at, _failures(store, candidates, at))
+            _fire(store, candidates, at, _failures(store, candidates, at), getattr(settings, "public_url", None))
         if recovered:
             _resolve(store, recovered, at)
     fired = sum(1 for r in results if r["status"] == "fired")
@@ -168,7 +169,20 @@ def _failures(store: Store, candidates: list, at: datetime) -> dict[str, list[di
     return found
 
 
-def _fire(store: Store, candidates: list, at: datetime, failures: dict[str, list[dict]]) -> None:
+def _links(base: str, rule_id: str, failures: list[dict]) -> list[dict]:
+    """Where to look, on this obsctl's API (OBSCTL_PUBLIC_URL): the rule's alerts and, when
+    something was failing, the triage and the events of the first session it hit."""
+    links = [{"href": f"{base}/alerts/events?rule_id={quote(rule_id, safe='')}", "text": "the rule's alerts"}]
+    sessions = failures[0]["session_ids"] if failures else []
+    if sessions:
+        sid = quote(sessions[0], safe="")
+        links += [{"href": f"{base}/triage/{sid}", "text": f"triage of session {sessions[0]}"},
+                  {"href": f"{base}/sessions/{sid}", "text": f"session {sessions[0]}"}]
+    return links
+
+
+def _fire(store: Store, candidates: list, at: datetime, failures: dict[str, list[dict]],
+          public_url: str | None = None) -> None:
     """Record firings, re-checking cooldowns under the write lock so that two concurrent
     evaluations (cron and the API) cannot both fire the same rule."""
     fired_at = format_ts(at)
@@ -195,6 +209,8 @@ def _fire(store: Store, candidates: list, at: datetime, failures: dict[str, list
                     "firing_since": firing_since.get(rule["rule_id"], fired_at)}
             if rule["rule_id"] in failures:
                 view["failures"] = failures[rule["rule_id"]]
+            if public_url:
+                view["links"] = _links(public_url, rule["rule_id"], view.get("failures") or [])
             webhooks.enqueue_alert(store, hooks, view, rule_view(rule), fired_at)
             result["status"] = "fired"
             result["alert_id"] = alert["alert_id"]

@@ -164,7 +164,9 @@ def _pagerduty(webhook: dict, event_type: str, alert: dict, rule: dict) -> dict:
         # Events API v2: resolve and acknowledge name the incident by its dedup_key alone.
         return {"routing_key": webhook.get("routing_key"), "event_action": PAGERDUTY_ACTIONS[event_type],
                 "dedup_key": dedup}
+    links = {"links": alert["links"]} if alert.get("links") else {}
     return {
+        **links,
         "routing_key": webhook.get("routing_key"),
         "event_action": "trigger",
         "dedup_key": dedup,

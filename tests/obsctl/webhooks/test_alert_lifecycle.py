@@ -258,3 +258,30 @@ def test_windows_in_words(minutes, words):
     from obsctl.services.webhooks.payloads import duration_words
 
     assert duration_words(minutes) == words
+
+
+def test_with_a_public_url_pagerduty_links_the_rule_and_the_failing_session(db, private_ok, receiver):
+    from dataclasses import replace
+
+    from obsctl.config import Settings
+
+    settings = replace(private_ok, public_url="https://obsctl.example.com")
+    webhooks.create_webhook(db, settings, {"url": receiver.url, "format": "pagerduty", "routing_key": "R0UTING"})
+    rule = fire_one(db, settings)
+    deliver_due(db, settings, at=AT)
+    (trigger,) = _bodies(receiver)
+    assert trigger["links"] == [
+        {"href": f"https://obsctl.example.com/alerts/events?rule_id={rule['rule_id']}", "text": "the rule's alerts"},
+        {"href": "https://obsctl.example.com/triage/s", "text": "triage of session s"},
+        {"href": "https://obsctl.example.com/sessions/s", "text": "session s"}]
+    assert Settings.from_env({"OBSCTL_PUBLIC_URL": "https://x.example/obsctl/"}).public_url == "https://x.example/obsctl"
+    with pytest.raises(InvalidInput, match="OBSCTL_PUBLIC_URL must be an http"):
+        Settings.from_env({"OBSCTL_PUBLIC_URL": "obsctl.example.com"})
+
+
+def test_without_a_public_url_there_are_no_links(db, private_ok, receiver):
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": "pagerduty", "routing_key": "R0UTING"})
+    fire_one(db, private_ok)
+    deliver_due(db, private_ok, at=AT)
+    (trigger,) = _bodies(receiver)
+    assert "links" not in trigger
