@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import orjson
 import requests
@@ -280,30 +280,6 @@ class Client:
 
 
 _CONTROL_TO_SPACE = {c: " " for c in (*range(0x20), 0x7F, 0x85, 0x2028, 0x2029)}
-
-
-# The literal segments of the API's routes that a GET could also read as an id (the
-# specification fixes them): an id spelt the same is sent escaped (web/rawpath.py).
-_LITERAL_SEGMENTS = frozenset({"batch", "candidates", "compare", "deliveries"})
-
-
-def api_path(template: str, *ids: str, absent: str) -> str:
-    """A request path: `template` with each `{}` replaced by an id, percent-encoded so that an
-    id is always one segment naming itself: `api_path("/sessions/{}/explain", "a/b")` is
-    `/sessions/a%2Fb/explain`; `.` and `..` are escaped too (HTTP libraries resolve them away)
-    and so is an id spelt like a literal route segment (`/triage/%62atch`).
-
-    No URL names an empty id, and none can exist: NotFound(`absent`), the message the service
-    gives for it, is raised instead of asking."""
-    if any(i == "" for i in ids):
-        raise NotFound(absent)
-    return template.format(*(_segment(str(i)) for i in ids))
-
-
-def _segment(value: str) -> str:
-    if value in (".", "..") or value in _LITERAL_SEGMENTS:
-        return f"%{ord(value[0]):02X}" + value[1:]
-    return quote(value, safe="")
 
 
 def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:

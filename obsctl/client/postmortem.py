@@ -5,7 +5,8 @@ parameters, with the client in place of the store, and returns what the service 
 
 from __future__ import annotations
 
-from obsctl.client.http import Client, api_path
+from obsctl.client.http import Client
+from obsctl.client.paths import api_path
 
 
 def postmortem_session(client: Client, session_id: str, *, pricer=None) -> dict:

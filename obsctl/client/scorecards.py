@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from obsctl.client.http import Client, api_path
+from obsctl.client.http import Client
+from obsctl.client.paths import api_path
 from obsctl.errors import NotFound
 from obsctl.services.scorecards import check_days, no_sessions_message
 

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 import requests
 
-from obsctl.client.http import Client, api_path
+from obsctl.client.http import Client
+from obsctl.client.paths import api_path
 from obsctl.errors import ServiceUnavailable
 from obsctl.services.sessions.export import ExportStream, check_format
 

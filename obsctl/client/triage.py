@@ -5,7 +5,8 @@ the server prices with its own table."""
 
 from __future__ import annotations
 
-from obsctl.client.http import Client, api_path
+from obsctl.client.http import Client
+from obsctl.client.paths import api_path
 
 
 def triage_session(client: Client, session_id: str, *, pricer=None) -> dict:

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from obsctl.client.http import Client, api_path
+from obsctl.client.http import Client
+from obsctl.client.paths import api_path
 from obsctl.errors import InvalidInput
 from obsctl.services.webhooks.delivery import DeliveryReport
 

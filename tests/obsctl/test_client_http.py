@@ -23,7 +23,8 @@ import typer
 
 from obsctl import __version__
 from obsctl.cli.base import EXIT_FAILURE, translate_errors
-from obsctl.client.http import Client, api_path, retry_after_seconds
+from obsctl.client.http import Client, retry_after_seconds
+from obsctl.client.paths import api_path
 from obsctl.errors import (
     Conflict,
     InvalidInput,

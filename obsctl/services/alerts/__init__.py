@@ -154,13 +154,16 @@ def _failures(store: Store, candidates: list, at: datetime) -> dict[str, list[di
     write transaction."""
     from obsctl.services.incidents import list_incidents
 
-    found = {}
+    found, read = {}, {}
     for rule, _ in candidates:
         if rule["metric"] not in ERROR_METRICS:
             continue
-        listed = list_incidents(store, since=format_ts(at - timedelta(minutes=rule["window_minutes"])),
-                                until=format_ts(at), agent=rule["agent_filter"], min_sessions=1,
-                                limit=ALERT_FAILURES)
+        scope = (rule["window_minutes"], rule["agent_filter"])  # rules sharing one are read once
+        if scope not in read:
+            read[scope] = list_incidents(
+                store, since=format_ts(at - timedelta(minutes=rule["window_minutes"])), until=format_ts(at),
+                agent=rule["agent_filter"], min_sessions=1, limit=ALERT_FAILURES)
+        listed = read[scope]
         found[rule["rule_id"]] = [
             {key: incident[key] for key in ("incident_id", "title", "severity", "kind", "tool_name", "model",
                                             "failures", "sessions", "agents", "example", "first_seen",
