@@ -26,6 +26,7 @@ DEFAULT_RATE_LIMITS: dict[str, str] = {
     "webhooks": "120/minute",
     "triage": "120/minute",
     "incidents": "120/minute",
+    "changes": "120/minute",
     "postmortem": "120/minute",
     "sla": "120/minute",
     "scorecards": "120/minute",

@@ -10,6 +10,7 @@ from obsctl import __version__
 from obsctl.cli import (
     alerts,
     analytics,
+    changes,
     compare,
     explain,
     export,
@@ -104,6 +105,7 @@ app.add_typer(alerts.app, name="alerts")
 app.add_typer(webhooks.app, name="webhooks")
 app.add_typer(triage.app, name="triage")
 app.command("incidents")(incidents.incidents_command)
+app.add_typer(changes.app, name="changes")
 app.add_typer(postmortem.app, name="postmortem")
 app.add_typer(sla.app, name="sla")
 app.add_typer(scorecards.app, name="scorecards")

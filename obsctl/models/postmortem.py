@@ -125,7 +125,7 @@ class ToolPerformance(Struct):
 
 class ContributingFactor(Struct):
     factor: str
-    category: Literal["errors", "loop", "latency", "anomaly", "drift"]
+    category: Literal["change", "errors", "loop", "latency", "anomaly", "drift"]
     title: str
     likelihood: Annotated[float, Meta(ge=0, le=1)]
     evidence: list[str]

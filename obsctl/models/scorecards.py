@@ -10,6 +10,7 @@ from typing import Annotated
 
 from msgspec import Meta, Struct
 
+from obsctl.models.changes import Verdicts
 from obsctl.models.common import Count, Grade, Percent, Timestamp, bounded, rate
 from obsctl.params import IntParam
 
@@ -52,6 +53,8 @@ class ReliabilityInputs(Struct):
     error_session_rate: rate("error_session_rate", Percent)
     event_score: Score
     session_score: Score
+    change_score: Annotated[Score | None, Meta(
+        description="The part an unacknowledged regression of the agent's configuration adds (GET /changes)")]
 
 
 class PerformanceInputs(Struct):
@@ -62,6 +65,8 @@ class PerformanceInputs(Struct):
     fleet_p95_duration_ms: float | None
     p50_score: Score | None
     p95_score: Score | None
+    change_score: Annotated[Score | None, Meta(
+        description="The part an unacknowledged regression of the agent's configuration adds (GET /changes)")]
 
 
 class EfficiencyInputs(Struct):
@@ -73,6 +78,8 @@ class EfficiencyInputs(Struct):
     fleet_cost_per_session: float | None
     tokens_score: Score
     cost_score: Score | None
+    change_score: Annotated[Score | None, Meta(
+        description="The part an unacknowledged regression of the agent's configuration adds (GET /changes)")]
 
 
 class ThroughputInputs(Struct):
@@ -110,6 +117,13 @@ class TrendPoint(Struct):
     grade: Grade | None
 
 
+class ScorecardChange(Struct):
+    change_id: str
+    changed_at: Timestamp
+    title: str
+    metrics: Verdicts
+
+
 class ScorecardDetail(Scorecard):
     """One agent's scorecard with its breakdown and daily trend (oldest day first)"""
 
@@ -118,3 +132,6 @@ class ScorecardDetail(Scorecard):
     fleet_agents: Annotated[int, Meta(ge=1)]
     breakdown: ScorecardBreakdown
     trend: list[TrendPoint]
+    changes: Annotated[list[ScorecardChange], Meta(
+        description="The agent's unacknowledged regressions that started in the window; each "
+                    "adds a change_score to the dimension it made worse")]

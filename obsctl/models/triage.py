@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
 
+from obsctl.models.changes import Change
 from obsctl.models.common import (
     SAME_AS_ERROR_EVENT_RATE,
     Count,
@@ -16,15 +17,18 @@ from obsctl.models.common import (
     Percent,
     SessionCounts,
     Timestamp,
+    one_of,
     rate,
 )
 from obsctl.models.incidents import Incident
+
+BASES = ("agent", "configuration", "before_change")
 
 Severity = Literal["info", "warning", "critical"]
 
 
 class TriageFinding(Struct):
-    category: Literal["errors", "tools", "latency", "cost", "anomaly", "drift", "loop"]
+    category: Literal["change", "errors", "tools", "latency", "cost", "anomaly", "drift", "loop"]
     severity: Severity
     title: str
     detail: str
@@ -100,6 +104,12 @@ class TriageBaseline(Struct):
     required: Count
     sufficient: bool
     note: str | None
+    basis: Annotated[one_of(BASES), Meta(
+        description="Which of the agent's sessions make the baseline: all of them (agent), those of "
+                    "the session's model and release (configuration), or those before an "
+                    "unacknowledged regression (before_change)")]
+    change: Annotated[Change | None, Meta(
+        description="The change (GET /changes) that brought the session's configuration, if in the window")]
     metrics: dict[str, BaselineMetric]
 
 

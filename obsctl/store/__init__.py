@@ -29,6 +29,7 @@ from typing import Any, Protocol, TypeVar
 from obsctl.store.repositories import (
     AlertsRepository,
     AnalyticsRepository,
+    ChangesRepository,
     IngestRepository,
     MaintenanceRepository,
     MetricsRepository,
@@ -55,6 +56,7 @@ class Store(Protocol):
 
     alerts: AlertsRepository
     analytics: AnalyticsRepository
+    changes: ChangesRepository
     ingest: IngestRepository
     maintenance: MaintenanceRepository
     metrics: MetricsRepository

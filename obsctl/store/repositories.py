@@ -56,6 +56,27 @@ class AlertsRepository(Protocol):
         """Stamp resolved_at on these alerts (those already resolved keep theirs)."""
 
 
+class ChangesRepository(Protocol):
+    """The reads behind change detection, and acknowledged changes."""
+
+    def window_sessions(self, agent: str | None, since: str, until: str) -> list[dict]:
+        """The sessions started in [since, until), of one agent or all, by agent then start."""
+
+    def window_model_tokens(self, agent: str | None, since: str,
+                            until: str) -> list[tuple[str, str | None, int, int]]:
+        """(session_id, model, tokens_in, tokens_out) per session of the window and model."""
+
+    def llm_durations(self, session_ids: list[str]) -> list[float]:
+        """The durations of the successful llm_call events of these sessions, sorted."""
+
+    def acknowledged(self, change_ids: list[str]) -> dict[str, dict]:
+        """{change_id: {"acknowledged_at", "note"}} of the acknowledged changes among these."""
+
+    def acknowledge(self, change_id: str, agent: str, changed_at: str, at: str,
+                    note: str | None) -> bool:
+        """Record an acknowledgement; False when the change already was acknowledged."""
+
+
 class AnalyticsRepository(Protocol):
     """The aggregates behind `GET /analytics`."""
 
@@ -275,9 +296,8 @@ class TriageRepository(Protocol):
                               cap: int) -> list[tuple[str, str | None, int, int]]:
         """(session_id, model, tokens_in, tokens_out) per baseline session and model."""
 
-    def baseline_durations(self, agent: str, since: str, until: str, exclude: str,
-                           cap: int) -> dict[tuple[str, str | None], list[float]]:
-        """{(event_type, tool_name): sorted durations} of the baseline's successful events."""
+    def baseline_durations(self, session_ids: list[str]) -> dict[tuple[str, str | None], list[float]]:
+        """{(event_type, tool_name): sorted durations} of these sessions' successful events."""
 
     def recent_session_ids(self, *, limit: int, min_events: int, agent: str | None,
                            since: str | None = None, until: str | None = None) -> tuple[list[str], int]:

@@ -107,13 +107,14 @@ def session_id_param() -> dict:
 
 
 def operation(tag: str, summary: str, *, params=None, request=None, ok=None, status: int = 200,
-              errors: dict | None = None, extra_responses: dict | None = None) -> dict:
+              errors: dict | None = None, extra_responses: dict | None = None,
+              request_required: bool = True) -> dict:
     """One operation; 401, 429 and 500 responses are added to every operation."""
     op: dict = {"tags": [tag], "summary": summary}
     if params:
         op["parameters"] = params
     if request is not None:
-        op["requestBody"] = {"required": True, "content": request["content"]}
+        op["requestBody"] = {"required": request_required, "content": request["content"]}
     responses = {str(status): ok or {"description": "OK"}}
     responses.update(errors or {})
     responses.update(extra_responses or {})

@@ -17,7 +17,9 @@ Likelihood of an error factor (kind of error, and tool when there is one), in 0.
 
 so the root of the largest cascade scores highest and late symptoms (the agent giving up)
 score lowest. Loops, slow steps and baseline anomalies are factors with fixed likelihoods
-(see FIXED_LIKELIHOOD and loop_likelihood).
+(see FIXED_LIKELIHOOD and loop_likelihood); an unacknowledged regression of the agent's
+configuration (services/changes.py) that brought the session's model or release is a factor
+of likelihood CHANGE_LIKELIHOOD, above the symptoms it explains.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from obsctl.services import rates
 from obsctl.services.triage.analysis import SessionAnalysis, Step
 from obsctl.services.triage.errors import KIND_TITLES
 from obsctl.services.triage.findings import (
+    CHANGE_SUGGESTION,
     LOOP_SUGGESTION,
     METRIC_LABELS,
     METRIC_SUGGESTIONS,
@@ -42,6 +45,7 @@ CASCADE_MAX_SUCCESSES = 3
 FIXED_LIKELIHOOD = {("anomaly", "critical"): 0.45, ("anomaly", "warning"): 0.35,
                     ("drift", "warning"): 0.25, ("drift", "info"): 0.15}
 HIGH_PRIORITY, MEDIUM_PRIORITY = 0.6, 0.3
+CHANGE_LIKELIHOOD = 0.8
 
 
 @dataclass
@@ -163,8 +167,23 @@ def loop_likelihood(count: int) -> float:
     return round(min(0.9, 0.5 + 0.05 * (count - 5)), 2)
 
 
+def _change_factor(a: SessionAnalysis) -> list[dict]:
+    change = a.baseline.change
+    if change is None or change["status"] != "regression" or change["acknowledged"]:
+        return []
+    to = change["to"]
+    return [{
+        "factor": f"change:{to['model'] or to['release']}", "category": "change",
+        "title": f"Configuration changed at {change['changed_at']}: {change['title']}",
+        "likelihood": CHANGE_LIKELIHOOD,
+        "evidence": [f"{change['before']['sessions']} sessions before the change against "
+                     f"{change['after']['sessions']} after it, from session {change['first_session_id']}",
+                     "not acknowledged: the sessions before it stay the agent's baseline"],
+        "action": CHANGE_SUGGESTION.format(id=change["change_id"])}]
+
+
 def _other_factors(a: SessionAnalysis) -> list[dict]:
-    factors = []
+    factors = _change_factor(a)
     ended = gave_up(a)
     for loop in a.loops:
         # The agent gave up after the loop (its only errors say so): the loop is the cause.
@@ -200,10 +219,26 @@ def _other_factors(a: SessionAnalysis) -> list[dict]:
             "factor": f"{check.status}:{check.name}", "category": check.status,
             "title": f"{label} {'far above' if check.status == 'anomaly' else 'above'} the agent's baseline",
             "likelihood": likelihood,
-            "evidence": [(f"{check.value:g} against a baseline median of {check.median:g} over "
+            "evidence": [(f"{metric_value(check.name, check.value)} against a baseline median of "
+                          f"{metric_value(check.name, check.median)} over "
                           f"{a.baseline.sessions} sessions (robust z {check.z:.1f})")],
             "action": METRIC_SUGGESTIONS[check.name]})
     return factors
+
+
+def metric_value(name: str, value: float) -> str:
+    """A baseline metric for people: `$0.22`, `13.1 s`, `4,210 tokens`, `12 events`."""
+    if name == "cost_usd":
+        if value >= 1 or value == 0:
+            return f"${value:,.2f}"
+        text = f"{value:.4f}"
+        while text.endswith("0") and len(text.split(".")[1]) > 2:
+            text = text[:-1]
+        return f"${text}"
+    if name == "duration_ms":
+        return f"{value:,.0f} ms" if value < 1000 else f"{value / 1000:,.1f} s"
+    unit = {"total_tokens": "tokens", "event_count": "events", "error_count": "errors"}[name]
+    return f"{value:,.0f} {unit}" if float(value).is_integer() else f"{value:,.1f} {unit}"
 
 
 def contributing_factors(a: SessionAnalysis, cascades: list[Cascade]) -> list[dict]:

@@ -76,14 +76,28 @@ def _card(agent: str, totals: AgentTotals, scored: dict, days: int) -> dict:
             "period_days": days}
 
 
+def open_regressions(store: Store, pricer: Pricer, since: str, until: str,
+                     agent: str | None = None) -> dict[str, list[dict]]:
+    """{agent: its unacknowledged regressions (services/changes.py) that started in the window}."""
+    from obsctl.services.changes import find_changes, is_open_regression
+
+    found: dict[str, list[dict]] = {}
+    for change in find_changes(store, pricer, agent=agent, since=since, until=until):
+        if is_open_regression(change):
+            found.setdefault(change["agent_name"], []).append(change)
+    return found
+
+
 def list_scorecards(store: Store, settings, *, days: Any = None,
                     at: datetime | None = None) -> list[dict]:
     """Scorecards of every agent with a session in the window, best overall score first."""
     days = check_days(days)
     _, since, until = _window(days, at)
-    fleet = _collect(store, since, until, pricer_for(settings))
+    pricer = pricer_for(settings)
+    fleet = _collect(store, since, until, pricer)
     ref = fleet_reference(list(fleet.values()))
-    cards = [_card(agent, t, score(t, ref), days) for agent, t in fleet.items()]
+    regressions = open_regressions(store, pricer, since, until)
+    cards = [_card(agent, t, score(t, ref, regressions.get(agent, [])), days) for agent, t in fleet.items()]
     cards.sort(key=lambda c: (-c["overall_score"], c["agent"]))
     return cards
 
@@ -104,10 +118,13 @@ def get_scorecard(store: Store, settings, agent: str, *, days: Any = None,
         raise NotFound(no_sessions_message(agent, days))
     ref = fleet_reference(list(fleet.values()))
     totals = fleet[agent]
-    scored = score(totals, ref)
+    regressions = open_regressions(store, pricer, since, until, agent).get(agent, [])
+    scored = score(totals, ref, regressions)
     card = _card(agent, totals, scored, days)
     card.update(since=since, until=until, fleet_agents=ref.agents, breakdown=scored["breakdown"],
-                trend=_trend(store, agent, start, since, until, days, ref, pricer))
+                trend=_trend(store, agent, start, since, until, days, ref, pricer),
+                changes=[{"change_id": c["change_id"], "changed_at": c["changed_at"], "title": c["title"],
+                          "metrics": c["metrics"]} for c in regressions])
     return card
 
 

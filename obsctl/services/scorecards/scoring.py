@@ -17,6 +17,12 @@ score as reported (DECISIONS: >=95 A+, >=90 A, >=85 B+, >=80 B, >=70 B-, >=65 C+
     completion part = share of sessions whose status is `completed`, in %
 - overall     = mean of the four dimension scores as reported
 
+An unacknowledged regression of the agent's configuration that started in the window
+(services/changes.py) adds one part to the dimension it made worse, measured against the
+agent's own sessions before the change: ratio(LLM p50 after, before) to performance,
+ratio(cost per session after, before) to efficiency, 100 - 5 x the error-rate points it added
+to reliability (`change_score` in the breakdown; the worst change per dimension).
+
 ratio(value, reference) = 100 when value <= reference, else 100 * reference / value: as good
 as the fleet or better scores 100, twice the fleet's latency (or tokens, or cost) scores 50.
 A part whose value is unknown (no timed events, nothing priced) is left out; a dimension
@@ -119,8 +125,32 @@ def _r(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def score(totals: AgentTotals, ref: FleetReference) -> dict:
-    """{"overall_score", "grade", "dimensions": {name: {"score", "grade"}}, "breakdown"}."""
+def change_parts(changes: list[dict]) -> dict[str, float | None]:
+    """The parts that unacknowledged regressions of the agent's configuration add: latency
+    ratio(after, before) to performance, cost ratio(after, before) to efficiency, and
+    100 - 5 x the added error points to reliability (the worst change per metric)."""
+    parts: dict[str, float | None] = {"reliability": None, "performance": None, "efficiency": None}
+    for change in changes:
+        before, after, metrics = change["before"], change["after"], change["metrics"]
+        found = {}
+        if metrics["llm_p50_ms"] == "regression":
+            found["performance"] = ratio(after["llm_p50_ms"], before["llm_p50_ms"])
+        if metrics["cost_per_session_usd"] == "regression":
+            found["efficiency"] = ratio(after["cost_per_session_usd"], before["cost_per_session_usd"])
+        if metrics["error_event_rate"] == "regression":
+            added = after["error_event_rate"] - before["error_event_rate"]
+            found["reliability"] = max(0.0, 100.0 - EVENT_ERROR_WEIGHT * added)
+        for name, part in found.items():
+            if part is not None and (parts[name] is None or part < parts[name]):
+                parts[name] = part
+    return parts
+
+
+def score(totals: AgentTotals, ref: FleetReference, changes: list[dict] = ()) -> dict:
+    """{"overall_score", "grade", "dimensions": {name: {"score", "grade"}}, "breakdown"}.
+
+    `changes`: the agent's unacknowledged regressions in the window (services/changes.py),
+    each adding a part to the dimension it made worse (change_parts)."""
     error_rate = totals.error_event_rate
     session_error_rate = 100.0 * totals.error_sessions / totals.sessions
     completion_rate = 100.0 * totals.completed_sessions / totals.sessions
@@ -131,10 +161,11 @@ def score(totals: AgentTotals, ref: FleetReference) -> dict:
     cost_part = ratio(totals.cost_per_session, ref.cost_per_session)
     volume_part = min(100.0, 100.0 * totals.sessions / ref.sessions) if ref.sessions else 100.0
 
+    changed = change_parts(list(changes))
     raw = {
-        "reliability": _mean([event_part, session_part]),
-        "performance": _mean([p50_part, p95_part]),
-        "efficiency": _mean([tokens_part, cost_part]),
+        "reliability": _mean([event_part, session_part, changed["reliability"]]),
+        "performance": _mean([p50_part, p95_part, changed["performance"]]),
+        "efficiency": _mean([tokens_part, cost_part, changed["efficiency"]]),
         "throughput": _mean([volume_part, completion_rate]),
     }
     dimensions = {}
@@ -149,12 +180,13 @@ def score(totals: AgentTotals, ref: FleetReference) -> dict:
             "sessions": totals.sessions, "error_sessions": totals.error_sessions,
             "error_session_rate": percent(totals.error_sessions, totals.sessions),
             "event_score": _r(event_part), "session_score": _r(session_part),
+            "change_score": _r(changed["reliability"]),
         },
         "performance": {
             "timed_events": totals.timed_events, "p50_duration_ms": totals.p50_ms,
             "p95_duration_ms": totals.p95_ms, "fleet_p50_duration_ms": ref.p50_ms,
             "fleet_p95_duration_ms": ref.p95_ms, "p50_score": _r(p50_part),
-            "p95_score": _r(p95_part),
+            "p95_score": _r(p95_part), "change_score": _r(changed["performance"]),
         },
         "efficiency": {
             "tokens": totals.tokens, "tokens_per_session": _r(totals.tokens_per_session),
@@ -162,6 +194,7 @@ def score(totals: AgentTotals, ref: FleetReference) -> dict:
             "cost_usd": _r(totals.cost, 6), "cost_per_session": _r(totals.cost_per_session, 6),
             "fleet_cost_per_session": _r(ref.cost_per_session, 6),
             "tokens_score": _r(tokens_part), "cost_score": _r(cost_part),
+            "change_score": _r(changed["efficiency"]),
         },
         "throughput": {
             "sessions": totals.sessions, "completed_sessions": totals.completed_sessions,

@@ -241,7 +241,8 @@ def analyse_session(store, session_id: str, pricer) -> SessionAnalysis:
     errors = [s for s in work if s.is_error]
     cost = cost_summary(steps, pricer)
     own = anomaly.session_metric_values(session, cost["total_usd"])
-    baseline = anomaly.build_baseline(store, session, own, pricer)
+    usage = [(s.model, s.tokens_in, s.tokens_out) for s in work if (s.tokens_in or 0) + (s.tokens_out or 0) > 0]
+    baseline = anomaly.build_baseline(store, session, own, pricer, usage, (len(work), len(errors)))
     slow = _mark_slow(work, baseline)
     tool_steps = [s for s in work if s.tool_name is not None]
     failed = session["status"] == "error" or bool(work and work[-1].is_error)

@@ -1,8 +1,10 @@
 """Robust statistics against the agent's baseline: anomalies, drift and latency references.
 
 Baseline: the same agent's other sessions that started in the 7 days before this session
-started (the most recent BASELINE_CAP of them); at least MIN_BASELINE_SESSIONS are needed,
-else anomaly and drift checks are skipped and the report says so. Anchoring the window on
+started (the most recent BASELINE_CAP of them), narrowed to the session's configuration
+(model, release) or to the sessions before an unacknowledged regression (see
+`build_baseline`); at least MIN_BASELINE_SESSIONS are needed, else anomaly and drift checks
+are skipped and the report says so. Anchoring the window on
 the session's own start keeps a report the same whenever it is run.
 
 Per metric (total_tokens, duration_ms, event_count, error_count, cost_usd) the baseline gives
@@ -131,7 +133,9 @@ class Baseline:
     sessions: int
     checks: list[MetricCheck]
     latency: dict  # {(event_type, tool_name): sorted durations}
-    usual_model: str | None = None  # the model with the most tokens in the baseline sessions
+    usual_model: str | None = None  # the model with the most tokens in the agent's sessions of the window
+    basis: str = "agent"  # which of the agent's sessions: agent, configuration or before_change
+    change: dict | None = None  # the change (services/changes.py) that brought the session's configuration
 
     def check(self, name: str) -> MetricCheck | None:
         return next((c for c in self.checks if c.name == name), None)
@@ -154,12 +158,26 @@ class Baseline:
             "required": MIN_BASELINE_SESSIONS,
             "sufficient": self.sufficient,
             "note": note,
+            "basis": self.basis,
+            "change": self.change,
             "metrics": {c.name: c.view() for c in self.checks},
         }
 
 
-def build_baseline(store, session: dict, own_values: dict[str, float | None], pricer) -> Baseline:
-    """Load the baseline of `session` and check `own_values` against it."""
+def build_baseline(store, session: dict, own_values: dict[str, float | None], pricer,
+                   own_usage=(), own_counts: tuple[int, int] = (0, 0)) -> Baseline:
+    """Load the baseline of `session` and check `own_values` against it.
+
+    Which of the agent's sessions of the window (newest BASELINE_CAP) make the baseline:
+    - when the session's configuration (services/changes.py: model, release) came with a
+      change that regressed and is not acknowledged, the sessions before that change
+      (basis `before_change`): a regression does not become the baseline;
+    - else, when 3+ of them ran the session's configuration, those (basis `configuration`):
+      baselines are split by model and release;
+    - else all of them (basis `agent`).
+    """
+    from obsctl.services import changes
+
     until = session["started_at"]
     since = format_ts(parse_ts(until) - timedelta(days=WINDOW_DAYS))
     args = (session["agent_name"], since, until, session["session_id"])
@@ -167,21 +185,48 @@ def build_baseline(store, session: dict, own_values: dict[str, float | None], pr
     if len(rows) < MIN_BASELINE_SESSIONS:
         return Baseline(since, until, len(rows), [], {})
     usage: dict[str, list] = {}
-    model_tokens: dict[str, int] = {}
     for session_id, model, tokens_in, tokens_out in store.triage.baseline_model_tokens(*args, BASELINE_CAP):
         usage.setdefault(session_id, []).append((model, tokens_in, tokens_out))
-        if model is not None:
-            model_tokens[model] = model_tokens.get(model, 0) + tokens_in + tokens_out
+    runs = [changes.Run(r["session_id"], r["started_at"],
+                        changes.config_of(usage.get(r["session_id"], ()), changes.release_of(r["metadata"])),
+                        r["body_events"], r["error_events"], usage.get(r["session_id"], []))
+            for r in reversed(rows)]
+    own = changes.Run(session["session_id"], until,
+                      changes.config_of(own_usage, changes.release_of(session.get("metadata"))),
+                      own_counts[0], own_counts[1], list(own_usage))
+    chosen, basis, change = rows, "agent", None
+    if own.config is not None:
+        runs.append(own)
+        came = [c for c in changes.detect(session["agent_name"], runs) if own.config.matches(c.new)]
+        if came:
+            after = [r for r in runs[came[-1].at:] if r.config is not None and r.config.matches(came[-1].new)]
+            acks = store.changes.acknowledged([changes.id_of(came[-1].agent, after[0].started_at)])
+            change = changes.evaluate(store, came[-1], after, pricer, acks)
+        if change is not None and changes.is_open_regression(change):
+            before = [r for r in rows if r["started_at"] < change["changed_at"]]
+            if len(before) >= MIN_BASELINE_SESSIONS:
+                chosen, basis = before, "before_change"
+        if basis == "agent":
+            configs = {r.session_id: r.config for r in runs}
+            same = [r for r in rows if configs[r["session_id"]] is not None
+                    and configs[r["session_id"]].matches(own.config)]
+            if len(same) >= MIN_BASELINE_SESSIONS and len(same) < len(rows):
+                chosen, basis = same, "configuration"
+    model_tokens: dict[str, int] = {}
+    for items in usage.values():
+        for model, tokens_in, tokens_out in items:
+            if model is not None:
+                model_tokens[model] = model_tokens.get(model, 0) + tokens_in + tokens_out
     samples: dict[str, list[float]] = {name: [] for name in METRICS}
-    for row in rows:
+    for row in chosen:
         cost, _ = priced_total(usage.get(row["session_id"], ()), pricer)
         for name, value in session_metric_values(row, cost).items():
             if value is not None:
                 samples[name].append(value)
     checks = [check_metric(name, own_values[name], samples[name]) for name in METRICS]
-    latency = store.triage.baseline_durations(*args, LATENCY_SESSIONS)
+    latency = store.triage.baseline_durations([r["session_id"] for r in chosen[:LATENCY_SESSIONS]])
     usual = max(sorted(model_tokens), key=model_tokens.__getitem__) if model_tokens else None
-    return Baseline(since, until, len(rows), checks, latency, usual)
+    return Baseline(since, until, len(chosen), checks, latency, usual, basis, change)
 
 
 def slow_threshold(kind: tuple[str, str | None], baseline: Baseline,

@@ -12,7 +12,7 @@ from obsctl.text import plural
 from obsctl.timeutil import parse_ts
 
 SEVERITY_RANK = {"info": 1, "warning": 2, "critical": 3}
-CATEGORIES = ("errors", "tools", "loop", "latency", "anomaly", "drift", "cost")
+CATEGORIES = ("change", "errors", "tools", "loop", "latency", "anomaly", "drift", "cost")
 
 # The error thresholds, shared with the postmortem severity (services/postmortem.py): the
 # error event rate (percent, as reported) and the number of error events.
@@ -343,16 +343,67 @@ def cost_findings(a: SessionAnalysis) -> list[dict]:
     return findings
 
 
-RULES = (error_findings, tool_findings, loop_findings, latency_findings, baseline_findings,
-         cost_findings)
+CHANGE_CRITICAL_RATIO = 5.0
+CHANGE_SUGGESTION = ("If the change was intended, acknowledge it (obsctl changes ack {id}) and the "
+                     "new configuration becomes this agent's baseline; if not, roll it back.")
+
+
+def change_findings(a: SessionAnalysis) -> list[dict]:
+    """The unacknowledged regression that brought the session's configuration (model,
+    release): the cause of the latency, cost and error findings measured against the sessions
+    before it. Critical when a metric got 5x worse (or the error rate 25 points), else warning."""
+    change = a.baseline.change
+    if change is None or change["status"] != "regression" or change["acknowledged"]:
+        return []
+    before, after = change["before"], change["after"]
+    worst = 0.0
+    for metric, verdict in change["metrics"].items():
+        if verdict != "regression":
+            continue
+        if metric == "error_event_rate":
+            worst = max(worst, CHANGE_CRITICAL_RATIO if after[metric] - before[metric] >= 25 else 1.0)
+        elif before[metric]:
+            worst = max(worst, after[metric] / before[metric])
+        else:
+            worst = max(worst, CHANGE_CRITICAL_RATIO)
+    regressed = [m for m, v in change["metrics"].items() if v == "regression"]
+    return [_finding(
+        "change", "critical" if worst >= CHANGE_CRITICAL_RATIO else "warning",
+        f"Changed at {change['changed_at']}: {change['title']}",
+        (f"From session {change['first_session_id']} on, agent {change['agent_name']} runs "
+         f"{_config(change['to'])} instead of {_config(change['from'])}. Compared with "
+         f"{plural(before['sessions'], 'session')} before the change, "
+         f"{plural(after['sessions'], 'session')} after it regressed on "
+         f"{', '.join(REGRESSED_LABELS[m] for m in regressed)}"
+         + (" (provisional: fewer than 3 sessions after it)" if change["provisional"] else "")
+         + ". Until the change is acknowledged, this session is judged against the sessions before it."),
+        CHANGE_SUGGESTION.format(id=change["change_id"]),
+        {"change_id": change["change_id"], "changed_at": change["changed_at"], "from": change["from"],
+         "to": change["to"], "metrics": change["metrics"], "before": before, "after": after,
+         "provisional": change["provisional"]})]
+
+
+REGRESSED_LABELS = {"llm_p50_ms": "LLM latency", "cost_per_session_usd": "cost per session",
+                    "error_event_rate": "error rate"}
+
+
+def _config(config: dict) -> str:
+    parts = [config["model"] or "", f"release {config['release']}" if config["release"] else ""]
+    return " ".join(p for p in parts if p) or "an unknown configuration"
+
+
+RULES = (change_findings, error_findings, tool_findings, loop_findings, latency_findings,
+         baseline_findings, cost_findings)
 
 
 def all_findings(a: SessionAnalysis) -> list[dict]:
-    """Every finding: a cause the failure is traced to first (a loop the agent gave up on),
-    then most severe first, then by category, then in rule order."""
+    """Every finding, causes first: the failure's cause (a loop the agent gave up on), then an
+    unacknowledged regression of the agent's configuration; then most severe first, then by
+    category, then in rule order."""
     findings = [f for rule in RULES for f in rule(a)]
     order = {c: i for i, c in enumerate(CATEGORIES)}
     return sorted(findings, key=lambda f: (not f["evidence"].get("caused_failure"),
+                                           f["category"] != "change",
                                            -SEVERITY_RANK[f["severity"]], order[f["category"]]))
 
 

@@ -324,6 +324,18 @@ def _m013(conn: psycopg.Connection) -> None:
     conn.execute("ALTER TABLE alert_rules ADD COLUMN severity TEXT NOT NULL DEFAULT 'warning'")
 
 
+def _m019(conn: psycopg.Connection) -> None:
+    # SQLite's m019: acknowledged changes of an agent's configuration.
+    conn.execute("""
+        CREATE TABLE change_acks (
+            change_id TEXT COLLATE "C" PRIMARY KEY,
+            agent_name TEXT COLLATE "C" NOT NULL,
+            changed_at TEXT COLLATE "C" NOT NULL,
+            acknowledged_at TEXT COLLATE "C" NOT NULL,
+            note TEXT
+        )""")
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -338,6 +350,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m011_events_errors_index", _m011),
     ("m012_alert_resolution", _m012),
     ("m013_rule_severity", _m013),
+    ("m019_change_acks", _m019),
 ]
 
 

@@ -17,7 +17,8 @@ STEP_COLUMNS = (
 
 BASELINE_COLUMNS = (
     "session_id", "started_at", "ended_at", "last_event_at", "total_tokens_in",
-    "total_tokens_out", "event_count", "error_count", "total_duration_ms",
+    "total_tokens_out", "event_count", "error_count", "total_duration_ms", "metadata",
+    "body_events", "error_events",
 )
 
 _LIFECYCLE = "('session_start', 'session_end')"
@@ -49,10 +50,10 @@ ORDER BY e.session_id, e.model NULLS FIRST
 
 # One array of durations per (event_type, tool_name); its NUMERIC elements load as ints when
 # whole, else floats, as SQLite's json_group_array of the NUMERIC column reads back.
-_BASELINE_DURATIONS = f"""
+_DURATIONS = f"""
 SELECT e.event_type, e.tool_name, array_agg(e.duration_ms)
 FROM events e
-WHERE e.session_id IN ({_BASELINE_IDS})
+WHERE e.session_id = ANY(%s)
   AND e.duration_ms IS NOT NULL AND e.is_error = 0
   AND e.event_type NOT IN {_LIFECYCLE}
 GROUP BY e.event_type, e.tool_name
@@ -85,11 +86,13 @@ def baseline_model_tokens(conn: psycopg.Connection, agent: str, since: str, unti
     return conn.execute(_BASELINE_MODEL_TOKENS, [agent, since, until, exclude, cap]).fetchall()
 
 
-def baseline_durations(conn: psycopg.Connection, agent: str, since: str, until: str,
-                       exclude: str, cap: int) -> dict[tuple[str, str | None], list[float]]:
-    """{(event_type, tool_name): sorted durations} of the successful events of the `cap` most
-    recent baseline sessions."""
-    rows = conn.execute(_BASELINE_DURATIONS, [agent, since, until, exclude, cap]).fetchall()
+def baseline_durations(conn: psycopg.Connection,
+                       session_ids: list[str]) -> dict[tuple[str, str | None], list[float]]:
+    """{(event_type, tool_name): sorted durations} of the successful events of these baseline
+    sessions."""
+    if not session_ids:
+        return {}
+    rows = conn.execute(_DURATIONS, [session_ids]).fetchall()
     return {(etype, tool): sorted(values) for etype, tool, values in rows}
 
 

@@ -341,6 +341,23 @@ def m013_rule_severity(db):
     db.execute("ALTER TABLE alert_rules ADD COLUMN severity TEXT NOT NULL DEFAULT 'warning'")
 
 
+@migrations()
+def m019_change_acks(db):
+    # A change of an agent's configuration that made it worse stays a regression, and the
+    # sessions before it stay the agent's baseline, until someone acknowledges it.
+    db.execute(
+        """
+        CREATE TABLE change_acks (
+            change_id TEXT PRIMARY KEY,
+            agent_name TEXT NOT NULL,
+            changed_at TEXT NOT NULL,
+            acknowledged_at TEXT NOT NULL,
+            note TEXT
+        )
+        """
+    )
+
+
 def _session_stats_change(new: str | None, old: str | None, duration: str) -> str:
     """One trigger statement adding the `new` session row to its group and taking the `old`
     one away (either may be None; with both, they are in the same group)."""

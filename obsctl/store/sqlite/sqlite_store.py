@@ -31,6 +31,7 @@ _STORE_ATTR = "_obsctl_store"
 REPOSITORIES = {
     "alerts": "alerts",
     "analytics": "analytics",
+    "changes": "changes",
     "ingest": "ingest",
     "maintenance": "maintenance",
     "metrics": "metrics",

@@ -20,7 +20,8 @@ STEP_COLUMNS = (
 
 BASELINE_COLUMNS = (
     "session_id", "started_at", "ended_at", "last_event_at", "total_tokens_in",
-    "total_tokens_out", "event_count", "error_count", "total_duration_ms",
+    "total_tokens_out", "event_count", "error_count", "total_duration_ms", "metadata",
+    "body_events", "error_events",
 )
 
 _LIFECYCLE = "('session_start', 'session_end')"
@@ -50,12 +51,12 @@ GROUP BY e.session_id, e.model
 # The durations of successful, non-lifecycle events per (event_type, tool_name), one JSON
 # array per kind: SQLite has no percentile aggregate, and ranking with window functions
 # measured several times slower than sorting these few thousand numbers in Python.
-_BASELINE_DURATIONS = f"""
+_DURATIONS = """
 SELECT e.event_type, e.tool_name, json_group_array(e.duration_ms)
 FROM events e
-WHERE e.session_id IN ({_BASELINE_IDS})
+WHERE e.session_id IN ({ids})
   AND e.duration_ms IS NOT NULL AND e.is_error = 0
-  AND e.event_type NOT IN {_LIFECYCLE}
+  AND e.event_type NOT IN ('session_start', 'session_end')
 GROUP BY e.event_type, e.tool_name
 """
 
@@ -85,11 +86,14 @@ def baseline_model_tokens(db: sqlite_utils.Database, agent: str, since: str, unt
     return db.conn.execute(_BASELINE_MODEL_TOKENS, [agent, since, until, exclude, cap]).fetchall()
 
 
-def baseline_durations(db: sqlite_utils.Database, agent: str, since: str, until: str,
-                       exclude: str, cap: int) -> dict[tuple[str, str | None], list[float]]:
-    """{(event_type, tool_name): sorted durations} of the successful events of the `cap` most
-    recent baseline sessions."""
-    rows = db.conn.execute(_BASELINE_DURATIONS, [agent, since, until, exclude, cap]).fetchall()
+def baseline_durations(db: sqlite_utils.Database,
+                       session_ids: list[str]) -> dict[tuple[str, str | None], list[float]]:
+    """{(event_type, tool_name): sorted durations} of the successful events of these baseline
+    sessions."""
+    if not session_ids:
+        return {}
+    sql = _DURATIONS.format(ids=", ".join("?" * len(session_ids)))
+    rows = db.conn.execute(sql, session_ids).fetchall()
     return {(etype, tool): sorted(orjson.loads(values)) for etype, tool, values in rows}
 
 

@@ -19,6 +19,7 @@ ROUTE_MODULES = (
     "webhooks",
     "triage",
     "incidents",
+    "changes",
     "postmortem",
     "sla",
     "scorecards",

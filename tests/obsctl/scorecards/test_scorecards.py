@@ -146,14 +146,16 @@ def test_detail_breakdown_holds_the_raw_inputs(fleet, priced):
     b = card["breakdown"]
     assert b["reliability"] == {"body_events": 10, "error_events": 1, "error_event_rate": 10.0,
                                 "sessions": 2, "error_sessions": 1, "error_session_rate": 50.0,
-                                "event_score": 50.0, "session_score": 50.0}
+                                "event_score": 50.0, "session_score": 50.0, "change_score": None}
     assert b["performance"] == {"timed_events": 10, "p50_duration_ms": 500.0,
                                 "p95_duration_ms": 1000.0, "fleet_p50_duration_ms": 350.0,
-                                "fleet_p95_duration_ms": 700.0, "p50_score": 70.0, "p95_score": 70.0}
+                                "fleet_p95_duration_ms": 700.0, "p50_score": 70.0, "p95_score": 70.0,
+                                "change_score": None}
     assert b["efficiency"] == {"tokens": 900, "tokens_per_session": 450.0,
                                "fleet_tokens_per_session": 450.0, "cost_usd": 0.0012,
                                "cost_per_session": 0.0006, "fleet_cost_per_session": 0.0253,
-                               "tokens_score": 100.0, "cost_score": 100.0}
+                               "tokens_score": 100.0, "cost_score": 100.0,
+                               "change_score": None}
     assert b["throughput"] == {"sessions": 2, "completed_sessions": 1, "completion_rate": 50.0,
                                "fleet_sessions": 2.0, "volume_score": 100.0, "completion_score": 50.0}
 
