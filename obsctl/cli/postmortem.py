@@ -10,11 +10,12 @@ from typing import Annotated
 import typer
 
 from obsctl.cli.base import ObsTyper, notice, run, settings_of
-from obsctl.cli.options import int_option
+from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import JsonFlag, Styled, console, render_table, show
 from obsctl.cli.triage import DefaultCommandGroup, error_cells
 from obsctl.errors import InvalidInput
 from obsctl.services import postmortem as service
+from obsctl.services.incidents import FIND_SINCE, GAP_MINUTES, check_since, check_until
 from obsctl.text import plural
 
 SEV_COLOURS = {"SEV-1": "bold red", "SEV-2": "red", "SEV-3": "yellow", "SEV-4": "cyan", "none": "green"}
@@ -52,7 +53,40 @@ def show_command(
     from obsctl.services.pricing import pricer_for
 
     report = run(ctx, service.postmortem_session, session_id, pricer=pricer_for(settings_of(ctx)))
-    as_json = json_ or format_ is ReportFormat.json
+    _write_or_show(report, json_ or format_ is ReportFormat.json, output, session_id)
+
+
+@app.command("incident")
+def incident_command(
+    ctx: typer.Context,
+    incident_id: str = typer.Argument(..., help="Incident id (inc-...), as `obsctl incidents` lists it."),
+    since: str = typer.Option(FIND_SINCE, "--since", callback=checked(check_since),
+                              help="A window holding the incident's start: an age before --until or an "
+                                   "ISO 8601 time."),
+    until: str | None = typer.Option(None, "--until", callback=checked(check_until),
+                                     help="End of the window, ISO 8601 (default: now)."),
+    gap_minutes: int = int_option(GAP_MINUTES, "--gap-minutes",
+                                  help="The gap the incident was listed with (obsctl incidents --gap-minutes)."),
+    format_: Annotated[ReportFormat, typer.Option(
+        "--format", "-f", help="md (Markdown) or json (the API's JSON body; same as --json)."
+    )] = ReportFormat.md,
+    json_: JsonFlag = False,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", dir_okay=False, help="Write the report to this file instead of stdout.")] = None,
+) -> None:
+    """Generate the postmortem of an incident: the same failure across sessions, with the
+    sessions it hit, its timeline, its cause and what overlapped it.
+
+    Example: obsctl postmortem incident inc-1a2b3c4d5e6f --since 3d -o outage.md
+    """
+    from obsctl.services.pricing import pricer_for
+
+    report = run(ctx, service.postmortem_incident, incident_id, pricer=pricer_for(settings_of(ctx)),
+                 since=since, until=until, gap_minutes=gap_minutes)
+    _write_or_show(report, json_ or format_ is ReportFormat.json, output, f"incident {incident_id}")
+
+
+def _write_or_show(report: dict, as_json: bool, output: Path | None, what: str) -> None:
     if output is not None:
         import orjson
 
@@ -62,7 +96,7 @@ def show_command(
             output.write_bytes(data)
         except OSError as exc:
             raise InvalidInput(f"cannot write {output}: {exc.strerror or exc}") from None
-        notice(f"wrote the {report['severity']} postmortem of {session_id} to {output}")
+        notice(f"wrote the {report['severity']} postmortem of {what} to {output}")
         return
     show(report, as_json, _render_markdown, plain=lambda r: typer.echo(r["markdown"], nl=False))
 

@@ -19,3 +19,9 @@ def postmortem_candidates(client: Client, *, min_errors: int | None = None, limi
                           agent: str | None = None, days: int | None = None) -> dict:
     return client.get_json("/postmortem/candidates",
                            {"min_errors": min_errors, "limit": limit, "agent": agent, "days": days})
+
+
+def postmortem_incident(client: Client, incident_id: str, *, pricer=None, since: str | None = None,
+                        until: str | None = None, gap_minutes: int | None = None) -> dict:
+    path = api_path("/postmortem/incidents/{}", incident_id, absent=f"incident {incident_id!r} not found")
+    return client.get_json(path, {"since": since, "until": until, "gap_minutes": gap_minutes})

@@ -164,3 +164,61 @@ class PostmortemCandidates(Struct):
     total: Count
     incidents: Annotated[list[Incident], Meta(
         description="The incidents of the last `days` days (default the last 24 hours), at most 10")]
+
+
+class IncidentImpact(Struct):
+    session_id: str
+    agent_name: str | None
+    status: SessionStatus | None
+    failures: Annotated[int, Meta(ge=0, description="This incident's failures in the session")]
+    first_failure: Timestamp | None
+    error_count: Count | None
+    failed: Annotated[bool, Meta(description="The session's status is error")]
+
+
+class IncidentFailure(Struct):
+    timestamp: Timestamp
+    session_id: str
+    agent_name: str | None
+    message: str
+
+
+class PrecedingChange(Struct):
+    change_id: str
+    agent_name: str
+    changed_at: Timestamp
+    title: str
+    status: Literal["regression", "improvement", "neutral"]
+    acknowledged: bool
+
+
+class IncidentRootCause(Struct):
+    kind: str
+    kind_title: str
+    where: Annotated[str, Meta(description="The tool, else the model, else the event type that failed")]
+    pattern: str
+    example: str
+    preceding_changes: Annotated[list[PrecedingChange], Meta(
+        description="Changes of an affected agent's configuration in the 24 hours before the first failure")]
+
+
+class IncidentRecommendation(Struct):
+    priority: Literal["high", "medium", "low"]
+    action: str
+
+
+class IncidentPostmortem(Struct):
+    incident_id: str
+    generated_at: Timestamp
+    title: str
+    severity: Literal["SEV-1", "SEV-2", "SEV-3"]
+    severity_reason: str
+    incident: Incident
+    summary: str
+    impact: Annotated[list[IncidentImpact], Meta(description="The sessions hit, first 20 in order of failure")]
+    timeline: Annotated[list[IncidentFailure], Meta(description="The failures in time order, first 200")]
+    root_cause: IncidentRootCause
+    overlapping: Annotated[list[Incident], Meta(
+        description="Other incidents of 2+ sessions whose time overlaps this one, most severe first (5 at most)")]
+    recommendations: list[IncidentRecommendation]
+    markdown: Annotated[str, Meta(description="The whole report as Markdown")]

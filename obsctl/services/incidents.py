@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from obsctl.errors import InvalidInput
+from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value
 from obsctl.params import IntParam
 from obsctl.services.maintenance import parse_age
@@ -36,6 +36,8 @@ from obsctl.text import plural
 from obsctl.timeutil import format_ts, normalize_ts, now, parse_ts
 
 DEFAULT_SINCE = "24h"
+FIND_SINCE = "7d"
+TIMELINE_CAP = 200
 MIN_SESSIONS = IntParam("min_sessions", 1, 1000, default=2)
 GAP_MINUTES = IntParam("gap_minutes", 1, 1440, default=30)
 LIMIT = IntParam("limit", 1, 200, default=50)
@@ -108,6 +110,7 @@ class _Group:
     failures: int = 0
     sessions: dict[str, None] = field(default_factory=dict)  # insertion-ordered sets
     agents: dict[str, None] = field(default_factory=dict)
+    seen: list[tuple] = field(default_factory=list)  # (timestamp, session, agent, message), the first TIMELINE_CAP
 
 
 def list_incidents(store: Store, *, since: str | None = None, until: str | None = None,
@@ -126,6 +129,31 @@ def list_incidents(store: Store, *, since: str | None = None, until: str | None 
                                   i["incident_id"]))
     return {"since": start, "until": end, "total": len(incidents), "incidents": incidents[:limit],
             "errors_scanned": min(len(rows), MAX_ERRORS), "truncated": truncated}
+
+
+def find_incident(store: Store, incident_id: str, *, since: str | None = None, until: str | None = None,
+                  gap_minutes: int | None = None) -> dict:
+    """One incident of [since, until) (default the last 7 days) by its id, whatever its size:
+    `{"incident", "failures": [{timestamp, session_id, agent_name, message}] (the first 200),
+    "overlapping": [the other incidents of 2+ sessions whose time overlaps it], "since", "until"}`;
+    NotFound when no failure group of the window has that id."""
+    start, end = window(since if since is not None else FIND_SINCE, until)
+    gap = timedelta(minutes=GAP_MINUTES.check(gap_minutes))
+    rows = store.triage.error_events(start, end, None, MAX_ERRORS + 1)
+    groups = _group(rows[:MAX_ERRORS], gap)
+    views = [(_view(g), g) for g in groups]
+    found = next(((v, g) for v, g in views if v["incident_id"] == incident_id), None)
+    if found is None:
+        raise NotFound(f"incident {incident_id!r} not found between {start} and {end}: its id comes from "
+                       f"`obsctl incidents` over a window holding its start (--since)")
+    view, group = found
+    overlapping = [v for v, _ in views if v is not view and v["sessions"] >= 2
+                   and v["first_seen"] <= view["last_seen"] and v["last_seen"] >= view["first_seen"]]
+    overlapping.sort(key=lambda i: (SEVERITIES.index(i["severity"]), -i["failures"], i["first_seen"]))
+    return {"since": start, "until": end, "incident": view,
+            "failures": [{"timestamp": t, "session_id": sid, "agent_name": agent, "message": message}
+                         for t, sid, agent, message in group.seen],
+            "overlapping": overlapping[:5]}
 
 
 def _group(rows: list[tuple], gap: timedelta) -> list[_Group]:
@@ -161,6 +189,8 @@ def _group(rows: list[tuple], gap: timedelta) -> list[_Group]:
                 first_seen=timestamp, last_seen=timestamp)
         run.failures += 1
         run.last_seen = timestamp
+        if len(run.seen) < TIMELINE_CAP:
+            run.seen.append((timestamp, session_id, agent_name, excerpt(message, MESSAGE_CHARS) or event_type))
         run.sessions[session_id] = None
         if agent_name is not None:
             run.agents[agent_name] = None

@@ -23,6 +23,7 @@ from datetime import timedelta
 
 from obsctl.params import MAX_COUNT, IntParam
 from obsctl.services.postmortem import factors as factors_mod
+from obsctl.services.postmortem.incident import postmortem_incident  # noqa: F401 (a use case of this area)
 from obsctl.services.postmortem.markdown import render_markdown
 from obsctl.services.postmortem.timeline import timeline
 from obsctl.services.rates import SessionEventCounts, format_percent, percent

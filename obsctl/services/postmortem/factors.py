@@ -31,11 +31,13 @@ from obsctl.services.triage.analysis import SessionAnalysis, Step
 from obsctl.services.triage.errors import KIND_TITLES
 from obsctl.services.triage.findings import (
     CHANGE_SUGGESTION,
+    EXPLAINED_BY,
     LOOP_SUGGESTION,
     METRIC_LABELS,
     METRIC_SUGGESTIONS,
     SLOW_SUGGESTION,
     gave_up,
+    metric_value,
     suggestion_for,
 )
 from obsctl.timeutil import ms_between
@@ -226,25 +228,28 @@ def _other_factors(a: SessionAnalysis) -> list[dict]:
     return factors
 
 
-def metric_value(name: str, value: float) -> str:
-    """A baseline metric for people: `$0.22`, `13.1 s`, `4,210 tokens`, `12 events`."""
-    if name == "cost_usd":
-        if value >= 1 or value == 0:
-            return f"${value:,.2f}"
-        text = f"{value:.4f}"
-        while text.endswith("0") and len(text.split(".")[1]) > 2:
-            text = text[:-1]
-        return f"${text}"
-    if name == "duration_ms":
-        return f"{value:,.0f} ms" if value < 1000 else f"{value / 1000:,.1f} s"
-    unit = {"total_tokens": "tokens", "event_count": "events", "error_count": "errors"}[name]
-    return f"{value:,.0f} {unit}" if float(value).is_integer() else f"{value:,.1f} {unit}"
-
-
 def contributing_factors(a: SessionAnalysis, cascades: list[Cascade]) -> list[dict]:
     """Factors ranked by likelihood (descending, then by name); each keeps its `action`."""
     factors = (_error_factors(a, cascades) if a.errors else []) + _other_factors(a)
-    return sorted(factors, key=lambda f: (-f["likelihood"], f["factor"]))
+    return sorted(_fold(factors), key=lambda f: (-f["likelihood"], f["factor"]))
+
+
+def _fold(factors: list[dict]) -> list[dict]:
+    """An anomaly or drift another factor explains (triage's EXPLAINED_BY: more errors than
+    usual by the errors, a longer run by slow steps or a loop, ...) is evidence of that factor,
+    not a factor of its own."""
+    kept = []
+    for factor in factors:
+        metric = factor["factor"].partition(":")[2] if factor["category"] in ("anomaly", "drift") else None
+        host = None
+        for category in EXPLAINED_BY.get(metric, ()):
+            host = host or max((f for f in factors if f["category"] == category),
+                               key=lambda f: f["likelihood"], default=None)
+        if host is None:
+            kept.append(factor)
+        else:
+            host["evidence"].append(f"{factor['title'].lower()}: {factor['evidence'][0]}")
+    return kept
 
 
 def recommendations(factors: list[dict]) -> list[dict]:

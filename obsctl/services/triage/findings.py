@@ -37,8 +37,8 @@ WASTE_MIN_TOKENS = 1000
 COST_HIGH_USD, COST_NOTABLE_USD = 5.0, 1.0
 COST_HIGH_RATIO = 100.0
 
-METRIC_LABELS = {"total_tokens": "Token usage", "duration_ms": "Duration (ms)",
-                 "event_count": "Event count", "error_count": "Error count", "cost_usd": "Cost (USD)"}
+METRIC_LABELS = {"total_tokens": "Token usage", "duration_ms": "Duration",
+                 "event_count": "Event count", "error_count": "Error count", "cost_usd": "Cost"}
 METRIC_SUGGESTIONS = {
     "total_tokens": "Look for oversized prompts or retrieved context, loops, and retries that resend "
                     "the whole context; give the agent a per-run token budget.",
@@ -74,6 +74,21 @@ def _num(value: float | None) -> str:
     if float(value).is_integer():
         return f"{int(value):,}"
     return f"{value:,.4f}" if abs(value) < 1 else f"{value:,.1f}"
+
+
+def metric_value(name: str, value: float) -> str:
+    """A baseline metric for people: `$0.22`, `13.1 s`, `4,210 tokens`, `12 events`."""
+    if name == "cost_usd":
+        if value >= 1 or value == 0:
+            return f"${value:,.2f}"
+        text = f"{value:.4f}"
+        while text.endswith("0") and len(text.split(".")[1]) > 2:
+            text = text[:-1]
+        return f"${text}"
+    if name == "duration_ms":
+        return f"{value:,.0f} ms" if value < 1000 else f"{value / 1000:,.1f} s"
+    unit = {"total_tokens": "tokens", "event_count": "events", "error_count": "errors"}[name]
+    return f"{value:,.0f} {unit}" if float(value).is_integer() else f"{value:,.1f} {unit}"
 
 
 def _step_ref(a: SessionAnalysis, step) -> dict:
@@ -156,7 +171,7 @@ def tool_findings(a: SessionAnalysis) -> list[dict]:
         findings.append(_finding(
             "tools", severity,
             f"Tool {stats.tool_name} failed {stats.failures} of {stats.calls} call(s) ({_pct(rate)}%)",
-            detail + ".", KIND_SUGGESTIONS[modes[0]["kind"]], {
+            detail + ".", suggestion_for(a, modes[0]["kind"]), {
                 "tool_name": stats.tool_name, "calls": stats.calls, "failures": stats.failures,
                 "failure_rate_pct": _pct(rate), "slow_calls": stats.slow_calls,
                 "p50_ms": stats.percentile(50), "p95_ms": stats.percentile(95), "failure_modes": modes,
@@ -176,15 +191,48 @@ def backoff_waits(a: SessionAnalysis) -> list[float] | None:
     return waits if growing and waits[-1] >= 1.5 * waits[0] else None
 
 
+FALLBACK_KINDS = frozenset({"rate_limit", "timeout", "server", "network"})
+
+
+def fallbacks(a: SessionAnalysis, kind: str) -> list[tuple[str, str]]:
+    """(failed, used instead) pairs, in order of first use: after an error of this kind in a
+    tool (or a model), the agent's next call of the same sort (tool call, model call) went to
+    another tool (model) and succeeded."""
+    pairs: list[tuple[str, str]] = []
+    for step in a.errors:
+        if step.kind != kind:
+            continue
+        attr = "tool_name" if step.tool_name else "model"
+        failed = getattr(step, attr)
+        if failed is None:
+            continue
+        following = next((s for s in a.steps[step.index + 1:]
+                          if not s.lifecycle and getattr(s, attr) is not None), None)
+        if following is not None and not following.is_error and getattr(following, attr) != failed:
+            pair = (failed, getattr(following, attr))
+            if pair not in pairs:
+                pairs.append(pair)
+    return pairs
+
+
 def suggestion_for(a: SessionAnalysis, kind: str) -> str:
     """The suggestion for an error kind, told by what the session already does: an agent that
-    already backs off is not told to back off."""
+    already backs off is not told to back off, one that already falls back to another tool or
+    model is not told to add a fallback."""
     if kind == "rate_limit":
         waits = backoff_waits(a)
         if waits:
             shown = "/".join(f"{w:g}" for w in waits)
             return (f"The agent already backs off ({shown} s between rate-limited calls): cap its "
                     f"concurrency, spread the work over time, or ask for a higher quota.")
+    if kind in FALLBACK_KINDS:
+        pairs = fallbacks(a, kind)
+        if pairs:
+            shown = ", ".join(f"{failed} -> {instead}" for failed, instead in pairs[:3])
+            first = pairs[0][0]
+            return (f"The agent already falls back when this fails ({shown}): add a circuit breaker "
+                    f"so it goes straight to the fallback while {first} keeps failing, and alert on "
+                    f"how often the fallback is used.")
     return KIND_SUGGESTIONS[kind]
 
 
@@ -257,14 +305,15 @@ def baseline_findings(a: SessionAnalysis) -> list[dict]:
             continue
         label = METRIC_LABELS[check.name]
         evidence = {"metric": check.name, "baseline_sessions": a.baseline.sessions, **check.view()}
+        value, centre = metric_value(check.name, check.value), metric_value(check.name, check.median)
         if check.status == "anomaly":
-            ratio = f"{check.value / check.median:.1f}x" if check.median else "far above"
-            title = f"{label} {_num(check.value)} is {ratio} the baseline median {_num(check.median)}"
+            ratio = f"{check.value / check.median:,.1f}x" if check.median else "far above"
+            title = f"{label} {value} is {ratio} the baseline median {centre}"
             detail = (f"Robust z-score {check.z:.1f} against {a.baseline.sessions} sessions of agent "
                       f"{a.session['agent_name']} in the previous {WINDOW_DAYS} days.")
         else:
-            title = f"{label} {check.change_pct:+.0f}% above the baseline median {_num(check.median)}"
-            detail = (f"{_num(check.value)} against a median of {_num(check.median)} over "
+            title = f"{label} {check.change_pct:+.0f}% above the baseline median {centre}"
+            detail = (f"{value} against a median of {centre} over "
                       f"{a.baseline.sessions} recent sessions of agent {a.session['agent_name']} "
                       f"(robust z-score {check.z:.1f}, not an outlier).")
         if check.name == "cost_usd" and check.value:
@@ -396,11 +445,53 @@ RULES = (change_findings, error_findings, tool_findings, loop_findings, latency_
          baseline_findings, cost_findings)
 
 
+# Which finding explains an anomaly or drift of each baseline metric, in order of preference:
+# the anomaly is folded into the first of these the session has, instead of standing alone.
+EXPLAINED_BY = {
+    "error_count": ("errors",),
+    "event_count": ("loop",),
+    "duration_ms": ("latency", "loop"),
+    "total_tokens": ("loop",),
+    "cost_usd": ("cost", "change"),
+}
+
+
+def _host(findings: list[dict], metric: str) -> dict | None:
+    for category in EXPLAINED_BY[metric]:
+        for f in findings:
+            if f["category"] != category:
+                continue
+            if category == "cost" and "cost_usd" not in f["evidence"]:
+                continue  # only the session's cost finding, not unpriced models or waste
+            if category == "change" and f["evidence"]["metrics"].get("cost_per_session_usd") != "regression":
+                continue
+            return f
+    return None
+
+
+def fold_anomalies(findings: list[dict]) -> list[dict]:
+    """Anomaly and drift findings whose metric another finding explains (more errors than
+    usual by the errors finding, a longer run by slow steps or a loop, ...) become part of that
+    finding: its detail says so, its evidence lists them under `explains`, and it takes the
+    more severe of the two severities."""
+    kept = []
+    for f in findings:
+        host = _host(findings, f["evidence"]["metric"]) if f["category"] in ("anomaly", "drift") else None
+        if host is None:
+            kept.append(f)
+            continue
+        host["detail"] += f" It also explains this: {f['title']}."
+        host["evidence"].setdefault("explains", []).append(f["evidence"])
+        if SEVERITY_RANK[f["severity"]] > SEVERITY_RANK[host["severity"]]:
+            host["severity"] = f["severity"]
+    return kept
+
+
 def all_findings(a: SessionAnalysis) -> list[dict]:
     """Every finding, causes first: the failure's cause (a loop the agent gave up on), then an
     unacknowledged regression of the agent's configuration; then most severe first, then by
-    category, then in rule order."""
-    findings = [f for rule in RULES for f in rule(a)]
+    category, then in rule order. Anomalies another finding explains are folded into it."""
+    findings = fold_anomalies([f for rule in RULES for f in rule(a)])
     order = {c: i for i, c in enumerate(CATEGORIES)}
     return sorted(findings, key=lambda f: (not f["evidence"].get("caused_failure"),
                                            f["category"] != "change",

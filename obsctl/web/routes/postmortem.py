@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from obsctl.models.postmortem import PostmortemCandidates, PostmortemReport
+from obsctl.models.postmortem import IncidentPostmortem, PostmortemCandidates, PostmortemReport
+from obsctl.services import incidents
 from obsctl.services import postmortem as service
 from obsctl.services.pricing import pricer_for
 from obsctl.web.http import get_settings, get_store, int_arg, json_response, str_arg
@@ -13,6 +14,7 @@ from obsctl.web.openapi_util import (
     int_query_param,
     json_content,
     operation,
+    path_param,
     query_param,
     ref,
     session_id_param,
@@ -33,13 +35,20 @@ def candidates():
     ))
 
 
+@blueprint.get("/postmortem/incidents/<path:incident_id>")
+def incident_postmortem(incident_id: str):
+    return json_response(service.postmortem_incident(
+        get_store(), incident_id, pricer=pricer_for(get_settings()), since=str_arg("since"),
+        until=str_arg("until"), gap_minutes=int_arg("gap_minutes")))
+
+
 @blueprint.post("/postmortem/<path:session_id>")
 def postmortem(session_id: str):
     # No body is read: the report depends on the stored session only.
     return json_response(service.postmortem_session(get_store(), session_id, pricer=pricer_for(get_settings())))
 
 
-OPENAPI_MODELS = (PostmortemCandidates, PostmortemReport)
+OPENAPI_MODELS = (PostmortemCandidates, PostmortemReport, IncidentPostmortem)
 
 OPENAPI_PATHS = {
     "/postmortem/candidates": {
@@ -56,6 +65,23 @@ OPENAPI_PATHS = {
             ],
             ok=json_content(ref(PostmortemCandidates)),
             errors=error_responses(400),
+        )
+    },
+    "/postmortem/incidents/{incident_id}": {
+        "get": operation(
+            "postmortem",
+            "The postmortem of an incident (GET /incidents): impact, timeline, root cause, overlapping "
+            "incidents, recommendations",
+            params=[
+                path_param("incident_id", "inc-..., as GET /incidents lists it"),
+                query_param("since", {"type": "string"},
+                            "An age before until (30m, 24h, 7d, 2w) or an ISO 8601 time holding the "
+                            "incident's start; default 7d"),
+                query_param("until", {"type": "string"}, "ISO 8601; default now"),
+                int_query_param(incidents.GAP_MINUTES, "The gap the incident was listed with"),
+            ],
+            ok=json_content(ref(IncidentPostmortem)),
+            errors=error_responses(400, 404),
         )
     },
     "/postmortem/{session_id}": {

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 import pytest
 
-from obsctl.errors import InvalidInput
+from obsctl.errors import InvalidInput, NotFound
 from obsctl.services.incidents import list_incidents, severity, window
 from obsctl.services.ingest import ingest_events
 from obsctl.timeutil import format_ts
@@ -200,3 +200,52 @@ def test_triage_batch_and_postmortem_candidates_show_the_windows_incidents(fleet
     assert postmortem_candidates(fleet_db, days=1)["incidents"] == []
     body = client.get(f"/triage/batch?since={SINCE}&until={UNTIL}").get_json()
     assert [i["severity"] for i in body["incidents"]] == ["SEV-1", "SEV-2", "SEV-3"]
+
+
+def _outage_id(db) -> str:
+    return list_incidents(db, since=SINCE, until=UNTIL)["incidents"][0]["incident_id"]
+
+
+def test_the_postmortem_of_an_incident(fleet_db, tmp_path):
+    from obsctl.services.postmortem import postmortem_incident
+    from obsctl.services.pricing import Pricer
+
+    pricer = Pricer(None)
+    incident_id = _outage_id(fleet_db)
+    report = postmortem_incident(fleet_db, incident_id, pricer=pricer, since=SINCE, until=UNTIL)
+    assert report["title"].startswith("web_search: HTTP 503") and report["severity"] == "SEV-1"
+    assert report["summary"] == ("Upstream server errors in web_search: 9 failures in 5 sessions of 3 agents "
+                                 f"from {at(56)} to {at(99)} (43 min). Of its 5 sessions, 0 ended in failure, "
+                                 "5 are still active.")
+    assert [(i["session_id"], i["agent_name"], i["failures"], i["first_failure"]) for i in report["impact"]] == [
+        ("ws-1", "research-agent", 2, at(56)), ("ws-2", "research-agent", 2, at(61)),
+        ("ws-3", "support-bot", 1, at(64)), ("ws-4", "support-bot", 2, at(76)), ("ws-5", "planner", 2, at(95))]
+    assert [f["timestamp"] for f in report["timeline"]] == [at(m) for m in (56, 58, 61, 64, 70, 76, 80, 95, 99)]
+    assert report["timeline"][0]["message"] == "HTTP 503 Service Unavailable (request req_0001a9f)"
+    assert (report["root_cause"]["kind"], report["root_cause"]["where"]) == ("server", "web_search")
+    assert report["overlapping"] == [] and report["root_cause"]["preceding_changes"] == []
+    assert [r["priority"] for r in report["recommendations"]] == ["high", "high"]
+    assert "failed for 3 agents at once" in report["recommendations"][1]["action"]
+    md = report["markdown"]
+    assert md.startswith("# Incident postmortem: web_search: HTTP 503") and "| ws-3 | support-bot |" in md
+    # The default window is the last 7 days: this fleet is older, so the id is not found there.
+    with pytest.raises(NotFound, match=f"incident '{incident_id}' not found between"):
+        postmortem_incident(fleet_db, incident_id, pricer=pricer)
+    # The rate-limit cascade overlaps nothing either; it names its model as where.
+    cascade = list_incidents(fleet_db, since=SINCE, until=UNTIL)["incidents"][1]
+    other = postmortem_incident(fleet_db, cascade["incident_id"], pricer=pricer, since=SINCE, until=UNTIL)
+    assert other["root_cause"]["where"] == "claude-3-opus" and len(other["timeline"]) == 3
+
+
+def test_the_incident_postmortem_on_the_command_line_and_http(fleet_db, cli, client):
+    incident_id = _outage_id(fleet_db)
+    args = ("postmortem", "incident", incident_id, "--since", SINCE, "--until", UNTIL)
+    md = cli(*args)
+    assert md.exit_code == 0 and md.stdout.startswith("# Incident postmortem: web_search: HTTP 503")
+    body = client.get(f"/postmortem/incidents/{incident_id}?since={SINCE}&until={UNTIL}").get_json()
+    assert {k: v for k, v in orjson.loads(cli(*args, "--json").stdout).items() if k != "generated_at"} == {
+        k: v for k, v in body.items() if k != "generated_at"}
+    missing = cli("postmortem", "incident", "inc-000000000000", "--since", SINCE, "--until", UNTIL)
+    assert missing.exit_code == 1 and "incident 'inc-000000000000' not found" in missing.stderr
+    assert client.get(f"/postmortem/incidents/inc-000000000000?since={SINCE}&until={UNTIL}").status_code == 404
+    assert client.get(f"/postmortem/incidents/{incident_id}?since=yesterday").status_code == 400

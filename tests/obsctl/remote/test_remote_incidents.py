@@ -28,3 +28,18 @@ def fleet_loaded(remote):
 ])
 def test_incidents_print_the_same(remote, args):
     remote.same(*args, volatile=("since", "until"))
+
+
+def test_incident_postmortems_print_the_same(remote):
+    from obsctl.services.incidents import list_incidents
+
+    store = open_any(remote.db_url)
+    try:
+        incident_id = list_incidents(store, since=SINCE, until=UNTIL)["incidents"][0]["incident_id"]
+    finally:
+        store.close()
+    for args in [("postmortem", "incident", incident_id, "--since", SINCE, "--until", UNTIL, "--json"),
+                 ("postmortem", "incident", incident_id, "--since", SINCE, "--until", UNTIL, "--format", "md"),
+                 ("postmortem", "incident", "inc-000000000000", "--since", SINCE, "--until", UNTIL),
+                 ("postmortem", "incident", incident_id, "--since", "soon")]:
+        remote.same(*args, volatile=("generated_at",))

@@ -47,3 +47,36 @@ def test_rate_limits_at_a_steady_pace_are_told_to_back_off(db, pricer):
     report = triage_session(db, "flat", pricer=pricer)
     (errors,) = [f for f in report["findings"] if f["category"] == "errors" and "failed" in f["title"]]
     assert errors["suggestion"].startswith("Back off exponentially")
+
+
+def _fallback_session(db, sid: str, instead: str | None) -> None:
+    """web_search answers HTTP 503 twice; after each failure the agent calls `instead` (which
+    succeeds), or web_search again when `instead` is None."""
+    from obsctl.services.ingest import ingest_events
+
+    events = [{"session_id": sid, "event_type": "session_start", "agent_name": "researcher",
+               "timestamp": sc.ts(0), "event_id": f"{sid}-0"}]
+    for n in range(2):
+        events.append({"session_id": sid, "event_type": "tool_call", "timestamp": sc.ts(10 * n + 1),
+                       "event_id": f"{sid}-f{n}", "tool_call": {"name": "web_search", "input": {"q": n},
+                                                                "error": "HTTP 503 Service Unavailable"}})
+        events.append({"session_id": sid, "event_type": "tool_call", "timestamp": sc.ts(10 * n + 2),
+                       "event_id": f"{sid}-ok{n}",
+                       "tool_call": {"name": instead or "web_search", "input": {"q": n}, "output": "3 results"}})
+    events.append({"session_id": sid, "event_type": "session_end", "status": "completed",
+                   "timestamp": sc.ts(30), "event_id": f"{sid}-end"})
+    ingest_events(db, events)
+
+
+def test_a_fallback_already_in_place_is_not_recommended(db, pricer):
+    _fallback_session(db, "fb", "bing_search")
+    report = triage_session(db, "fb", pricer=pricer)
+    suggestions = {f["category"]: f["suggestion"] for f in report["findings"] if f["category"] in ("errors", "tools")}
+    expected = ("The agent already falls back when this fails (web_search -> bing_search): add a circuit "
+                "breaker so it goes straight to the fallback while web_search keeps failing, and alert on "
+                "how often the fallback is used.")
+    assert suggestions == {"errors": expected, "tools": expected}
+    # Retrying the same tool is no fallback: the usual advice stays.
+    _fallback_session(db, "retry", None)
+    again = triage_session(db, "retry", pricer=pricer)
+    assert "give the agent a fallback path" in again["findings"][0]["suggestion"]

@@ -35,8 +35,11 @@ def test_an_expensive_session_is_critical_and_names_the_model(db, pricer):
                                         "runs gpt-4o-mini.")
     assert finding["evidence"]["top_model"] == "o1-preview"
     assert finding["evidence"]["usual_model"] == "gpt-4o-mini"
-    anomaly = [f for f in report["findings"] if f["evidence"].get("metric") == "cost_usd"]
-    assert anomaly and "Most of it: o1-preview: $7.20" in anomaly[0]["detail"]
+    # The baseline's cost anomaly is what this finding explains: folded into it.
+    assert [f for f in report["findings"] if f["evidence"].get("metric") == "cost_usd"] == []
+    (explained,) = finding["evidence"]["explains"]
+    assert (explained["metric"], explained["status"], explained["severity"]) == ("cost_usd", "anomaly", "critical")
+    assert "It also explains this: Cost $7.20 is 26,667.7x the baseline median $0.0003." in finding["detail"]
     # cost: 10 ($5 or more) + 10 (100x the median or more); baseline: tokens and cost anomalies
     # are critical, 10 each, capped at 20.
     assert report["score_penalties"]["cost"] == 20.0
@@ -52,7 +55,10 @@ def test_a_notable_cost_is_a_warning(db, pricer, tmp_path):
     report = triage_session(db, "pricey", pricer=Pricer(cheaper))
     (finding,) = [f for f in report["findings"] if f["category"] == "cost"]
     # 400,000 x 3e-6 = 1.20: $1 or more is a warning, 4 points; still 100x the median: 10 more.
-    assert finding["severity"] == "warning" and finding["title"].startswith("Cost $1.20, ")
+    # The finding explains the baseline's cost anomaly (critical: 5x the median or more), so it
+    # takes that severity.
+    assert finding["title"].startswith("Cost $1.20, ") and "Thresholds: $1 (warning)" in finding["detail"]
+    assert finding["severity"] == "critical" and finding["evidence"]["explains"][0]["severity"] == "critical"
     assert report["score_penalties"]["cost"] == 14.0
 
 

@@ -98,7 +98,7 @@ def test_token_spike_against_a_steady_baseline(db, pricer):
     # median 1,200, MAD 0: scale = 5% of the median = 60; z = (24,000 - 1,200) / 60 = 380
     assert tokens == {"value": 24000, "median": 1200.0, "scale": 60.0, "robust_z": 380.0,
                       "change_pct": 1900.0, "status": "anomaly", "severity": "critical"}
-    assert report["findings"][0]["title"] == "Token usage 24,000 is 20.0x the baseline median 1,200"
+    assert report["findings"][0]["title"] == "Token usage 24,000 tokens is 20.0x the baseline median 1,200 tokens"
     # cost: 20,000 x 2.5e-6 + 4,000 x 1e-5 = 0.09 against 0.0045
     assert report["baseline"]["metrics"]["cost_usd"]["value"] == 0.09
     assert report["baseline"]["metrics"]["cost_usd"]["median"] == 0.0045
