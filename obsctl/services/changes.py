@@ -33,6 +33,7 @@ change starts there.
 from __future__ import annotations
 
 from collections import Counter
+from statistics import median
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -42,7 +43,6 @@ import orjson
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.params import IntParam
 from obsctl.services.incidents import window
-from obsctl.services.triage.anomaly import median
 from obsctl.services.triage.cost import priced_total
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, normalize_ts, now_iso, parse_ts

@@ -3,7 +3,7 @@ and what they did (services/changes.py)."""
 
 from __future__ import annotations
 
-from flask import Blueprint
+from flask import Blueprint, request
 
 from obsctl.errors import InvalidInput
 from obsctl.models.changes import Change, ChangeAck, ChangeList
@@ -33,10 +33,12 @@ def list_changes():
 
 @blueprint.put("/changes/<path:change_id>/acknowledge")
 def acknowledge(change_id: str):
-    body = json_body(required=False)
-    if body is not None and not isinstance(body, dict):
-        raise InvalidInput("request body must be a JSON object: {\"note\": \"...\"}")
-    note = (body or {}).get("note")
+    body = {}
+    if request.get_data(cache=True).strip():  # no body at all is fine; a body must be an object
+        body = json_body()
+        if not isinstance(body, dict):
+            raise InvalidInput("request body must be a JSON object: {\"note\": \"...\"}")
+    note = body.get("note")
     if note is not None and not isinstance(note, str):
         raise InvalidInput("note must be a string")
     return json_response(service.acknowledge_change(get_store(), change_id,
