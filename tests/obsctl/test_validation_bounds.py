@@ -93,7 +93,7 @@ BODY_CASES = [
     (["sla", "set", "bot", "errors", "<=", "5"], "METRIC", "put", "/sla/targets",
      {"agent_name": "bot", "metric": "errors", "operator": "<=", "target_value": 5},
      "metric must be one of avg_duration_ms, p95_duration_ms, error_rate, tool_error_rate, avg_tokens, "
-     "avg_cost, session_count; got 'errors'"),
+     "avg_cost, session_count, or avg_score:NAME; got 'errors'"),
 ]
 
 
