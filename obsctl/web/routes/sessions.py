@@ -30,12 +30,12 @@ def list_sessions():
     ))
 
 
-@blueprint.get("/sessions/<path:session_id>")
+@blueprint.get("/sessions/<session_path:session_id>")
 def get_session(session_id: str):
     return json_response(service.get_session(get_store(), session_id, tree=bool_arg("tree")))
 
 
-@blueprint.delete("/sessions/<path:session_id>")
+@blueprint.delete("/sessions/<session_path:session_id>")
 def delete_session(session_id: str):
     return json_response(housekeeping.delete_session(get_store(), session_id))
 
@@ -61,7 +61,7 @@ OPENAPI_PATHS = {
                 query_param("status", {"type": "string", "enum": list(SESSION_STATUSES)}),
                 int_query_param(service.LIMIT, "Page size"),
                 int_query_param(service.OFFSET, "Sessions to skip"),
-                {**query_param("tag", {"type": "array", "items": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}[:=].+$"}},
+                {**query_param("tag", {"type": "array", "items": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}[:=][^\\u0000]{1,256}$"}},
                                "key:value; only sessions with this tag (repeat: every one of them)"),
                  "style": "form", "explode": True},
             ],

@@ -204,6 +204,16 @@ def test_http_delete_tag_score_and_filter(db, client):
     assert client.post("/sessions/a/scores", json={"name": "h"}).status_code == 400
 
 
+def test_sub_resources_written_raw_are_not_session_ids(db, client):
+    ingest_events(db, [event("a"), event("a/explain"), event("a/tags")])
+    for method, path in (("DELETE", "/sessions/a/explain"), ("GET", "/sessions/a/tags"),
+                         ("DELETE", "/sessions/a/scores"), ("PUT", "/sessions/a/tags")):
+        assert client.open(path, method=method).status_code == 405, (method, path)
+    assert client.get("/sessions/a%2Ftags").get_json()["session_id"] == "a/tags"
+    assert client.delete("/sessions/a%2Fexplain").get_json()["session_id"] == "a/explain"
+    assert client.get("/sessions/a").status_code == 200
+
+
 # -- CLI --------------------------------------------------------------------------------------
 
 def test_cli_json_equals_http_body(db, cli, client):
