@@ -267,3 +267,14 @@ def test_cli_delete_asks_on_a_terminal(db, cli, monkeypatch):
     gone = cli("sessions", "delete", "a", "--json", input="y\n")
     # CliRunner echoes the typed answer into stdout (a terminal would show it on screen).
     assert gone.exit_code == 0 and json.loads(gone.stdout[gone.stdout.index("{"):])["events_deleted"] == 4
+
+
+def test_prune_takes_a_sessions_tags_and_scores_with_it(db):
+    from obsctl.services.maintenance import prune
+
+    ingest_events(db, A + C)
+    tag_session(db, "a", {"tier": "gold"})
+    score_session(db, "a", {"name": "helpfulness", "value": 1})
+    assert prune(db, "1d")["sessions"] == 2  # T0 is three days ago
+    for table in ("session_tags", "session_scores"):
+        assert db.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0
