@@ -213,14 +213,15 @@ def score_command(
     ctx: typer.Context,
     session_id: str = typer.Argument(..., help="Session id."),
     name: str = typer.Argument(..., help="Score name (letters, digits, _ . -), e.g. helpfulness."),
-    value: float = typer.Argument(..., help="The score, any finite number."),
+    value: float = typer.Argument(..., help="The score, any finite number (a negative one after --)."),
     comment: str | None = typer.Option(None, "--comment", help="Why, in words."),
     json_: JsonFlag = False,
 ) -> None:
     """Score a session (feedback): a name, a number and an optional comment.
 
     Scores show in `sessions show` and `explain`; alert rules and SLA targets can watch
-    their average with the metric avg_score:NAME.
+    their average with the metric avg_score:NAME. A negative value goes after `--`
+    (obsctl sessions score sess-42 accuracy -- -0.5).
 
     Example: obsctl sessions score sess-42 helpfulness 0.8 --comment "solved on first try"
     """
