@@ -12,7 +12,6 @@ import requests
 from obsctl.errors import InvalidInput
 from obsctl.services.ingest import ingest_events
 from obsctl.services.maintenance import parse_age, prune
-from obsctl.store.postgres.schema import MIGRATIONS
 from obsctl.timeutil import iso_minus
 from tests.conftest import event
 
