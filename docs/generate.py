@@ -18,7 +18,7 @@ rule and then evaluate it. A block whose info string has `tty` (```` ```console 
 `[exit N]`. Two allowances keep the shown output honest but short:
 
 - a line `...` stands for any number of lines (the lines before and after it must match);
-- ids and secrets that obsctl draws at random (`rule_...`, `alert_...`, `wh_...`, `msg_...`,
+- ids and secrets that obsctl draws at random (`rule_...`, `alert_...`, `wh_...`, `msg_...`, `score_...`,
   `whsec_...`) match any of the same shape.
 """
 
@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sandbox import DOCS, ROOT, WIDTH, Sandbox, build_template  # noqa: E402
 
-RANDOM_ID = re.compile(r"\b(rule|alert|wh|msg)_[0-9a-f]{12,32}\b|\b(whsec)_[A-Za-z0-9+/]{20,}={0,2}")
+RANDOM_ID = re.compile(r"\b(rule|alert|wh|msg|score)_[0-9a-f]{12,32}\b|\b(whsec)_[A-Za-z0-9+/]{20,}={0,2}")
 FENCE = re.compile(r"^(?P<indent> *)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
                    re.MULTILINE | re.DOTALL)
 COMMAND = re.compile(r"^(?:[A-Z_]+=\S* )*(?:obsctl|printq) ")

@@ -40,6 +40,13 @@ METRICS: dict[str, str] = {
     "session_count": "Sessions whose started_at is in the window (0 when none)",
 }
 
+# The score metric: `avg_score:NAME`, the mean of the scores named NAME given in the window
+# (services/sessions/housekeeping.py records scores). NAME is spelt as a tag key.
+SCORE_METRIC_PREFIX = "avg_score:"
+SCORE_METRIC = ("avg_score:NAME", "Mean value of the scores named NAME given in the window "
+                "(POST /sessions/:id/scores; null if none)")
+SCORE_METRIC_PATTERN = r"^avg_score:[A-Za-z0-9_.-]{1,64}$"
+
 # Comparison operators (services/operators.py): the symbols are canonical; the words are
 # accepted too because `<` and `>` are shell redirections.
 OPERATORS = ("<", ">", "<=", ">=", "==", "!=")

@@ -41,6 +41,11 @@ def stderr_is_tty() -> bool:
     return sys.stderr.isatty()
 
 
+def stdin_is_tty() -> bool:
+    """Whether someone can answer a prompt (tests patch it here)."""
+    return sys.stdin.isatty()
+
+
 def show(data: Any, json_: bool, render: Callable[[Any], None], *,
          plain: Callable[[Any], None] | None = None, json_when_piped: bool = False) -> None:
     """The one output switch: JSON with --json; when stdout is not a terminal, JSON for

@@ -1,5 +1,5 @@
 """Remote sessions: the use cases of `obsctl.services.sessions` (list, show, explain, export,
-compare) answered by a server's HTTP API. Each function has its service's name and
+compare, delete, tag, score) answered by a server's HTTP API. Each function has its service's name and
 parameters, with the client in place of the store, and returns what the service returns."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from obsctl.client.http import Client
 from obsctl.client.paths import api_path
 from obsctl.errors import ServiceUnavailable
 from obsctl.services.sessions.export import ExportStream, check_format
+from obsctl.services.sessions.housekeeping import check_tag_filters
 
 # Bytes read at a time from a streamed export.
 _CHUNK = 64 * 1024
@@ -22,12 +23,30 @@ def _absent(session_id: str) -> str:
 
 
 def list_sessions(client: Client, *, status: str | None = None, limit: int | None = None,
-                  offset: int | None = None) -> dict:
-    return client.get_json("/sessions", {"status": status, "limit": limit, "offset": offset})
+                  offset: int | None = None, tag: list[str] | str | None = None) -> dict:
+    # Checked here as the service checks them: `key=value` as typed goes out as `key:value`.
+    tags = [f"{k}:{v}" for k, v in check_tag_filters(tag)]
+    return client.get_json("/sessions", {"status": status, "limit": limit, "offset": offset,
+                                         "tag": tags or None})
 
 
-def get_session(client: Client, session_id: str) -> dict:
-    return client.get_json(api_path("/sessions/{}", session_id, absent=_absent(session_id)))
+def get_session(client: Client, session_id: str, *, tree: bool = False) -> dict:
+    return client.get_json(api_path("/sessions/{}", session_id, absent=_absent(session_id)),
+                           {"tree": "true"} if tree else None)
+
+
+def delete_session(client: Client, session_id: str) -> dict:
+    return client.delete(api_path("/sessions/{}", session_id, absent=_absent(session_id)))
+
+
+def tag_session(client: Client, session_id: str, changes: dict) -> dict:
+    # A merge patch: sending it twice leaves the same tags, so a retry is safe.
+    path = api_path("/sessions/{}/tags", session_id, absent=_absent(session_id))
+    return client.decode(client.request("PATCH", path, json=changes, idempotent=True))
+
+
+def score_session(client: Client, session_id: str, body: dict) -> dict:
+    return client.post_json(api_path("/sessions/{}/scores", session_id, absent=_absent(session_id)), body)
 
 
 def explain_session(client: Client, session_id: str) -> dict:

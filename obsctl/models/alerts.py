@@ -14,7 +14,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.common import NOT_BLANK, Count, ReadOnly, Timestamp, bounded, one_of
 from obsctl.params import IntParam
-from obsctl.vocabulary import METRICS, OPERATORS, operator_spellings
+from obsctl.vocabulary import METRICS, SCORE_METRIC_PATTERN, OPERATORS, operator_spellings
 
 WINDOW_MINUTES = IntParam("window_minutes", 1, 43200, default=60)
 COOLDOWN_MINUTES = IntParam("cooldown_minutes", 0, 525600, default=15)  # a year; longer is a typo
@@ -24,7 +24,9 @@ SEVERITIES = ("critical", "error", "warning", "info")
 DEFAULT_SEVERITY = "warning"
 EVALUATION_STATUSES = ("fired", "ok", "cooldown", "no_data", "resolved", "would_fire", "would_resolve")
 
-Metric = one_of(METRICS)
+# One of the seven metrics, or avg_score:NAME (a score's name).
+Metric = Annotated[str, Meta(extra_json_schema={"anyOf": [{"enum": list(METRICS)},
+                                                          {"pattern": SCORE_METRIC_PATTERN}]})]
 Operator = one_of(OPERATORS)
 OperatorInput = Annotated[one_of(operator_spellings(OPERATORS)), Meta(
     description="Stored as the symbol; the words lt, gt, le/lte, ge/gte, eq, ne are accepted too")]

@@ -83,6 +83,9 @@ class EventInput(Struct, omit_defaults=True):
     total_tokens_in: _Count | None = None
     total_tokens_out: _Count | None = None
     parent_id: Annotated[str | None, Meta(description="event_id of the parent event")] = None
+    tags: Annotated[dict[str, str] | None, Meta(
+        description="session_start: the session's tags, key -> value (keys of letters, digits, "
+                    "_ . -, at most 64 characters; values 1-256 characters; at most 50 tags)")] = None
 
 
 class EventBatch(Struct, forbid_unknown_fields=True):

@@ -145,7 +145,52 @@ class Event(Struct, omit_defaults=True):
     decision_trace: JsonObject | None = None
     metadata: JsonObject | None = None
     agent_name: str | None = None
-    parent_id: str | None = None
+    parent_id: Annotated[str | None, Meta(
+        description="event_id of the parent event (with tree=true: still set on an orphan at the "
+                    "root, whose parent was not received)")] = None
+    self_time_ms: Annotated[float | None, Meta(
+        description="tree=true only: duration_ms minus the union of the children's spans; null "
+                    "without a duration")] | UnsetType = UNSET
+    children: Annotated[list[Event], Meta(
+        description="tree=true only: the events whose parent_id names this one, in time order")] | UnsetType = UNSET
+
+
+TagKey = Annotated[str, Meta(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+TagValue = Annotated[str, Meta(min_length=1, max_length=256)]
+
+
+class Score(Struct):
+    """A score (feedback) given to a session"""
+
+    score_id: str
+    session_id: str
+    name: TagKey
+    value: float
+    comment: str | None
+    created_at: Timestamp
+
+
+class ScoreInput(Struct, forbid_unknown_fields=True):
+    """The body of `POST /sessions/<id>/scores`"""
+
+    name: TagKey
+    value: Annotated[float, Meta(description="Any finite number")]
+    comment: Annotated[str, Meta(max_length=2000)] | None = None
+
+
+class SessionTags(Struct):
+    """A session's tags after a change (`PATCH /sessions/<id>/tags`)"""
+
+    session_id: str
+    tags: dict[TagKey, str]
+
+
+class SessionDeleted(Struct):
+    """The answer to `DELETE /sessions/<id>`"""
+
+    deleted: bool
+    session_id: str
+    events_deleted: Count
 
 
 class Session(Struct, omit_defaults=True):
@@ -161,11 +206,14 @@ class Session(Struct, omit_defaults=True):
     metadata: JsonObject | None = None
     event_count: int | UnsetType = UNSET
     error_count: int | UnsetType = UNSET
+    tags: Annotated[dict[TagKey, str], Meta(description="key -> value")] | UnsetType = UNSET
 
 
 class SessionDetail(Session, kw_only=True):
-    """A session with its events (`GET /sessions/<id>`)"""
+    """A session with its scores and events (`GET /sessions/<id>`; with tree=true, `events`
+    holds the roots of the span tree)"""
 
+    scores: list[Score]
     events: list[Event]
 
 

@@ -22,14 +22,16 @@ from obsctl.models.common import (
     one_of,
 )
 from obsctl.params import IntParam
-from obsctl.vocabulary import METRICS, operator_spellings
+from obsctl.vocabulary import METRICS, SCORE_METRIC_PATTERN, operator_spellings
 
 OPERATORS = ("<=", ">=")
 WINDOW_HOURS = IntParam("window_hours", 1, 8760, default=24)
 MAX_AGENT_LEN = 256
 STATUSES = ("pass", "fail", "no_data")
 
-Metric = one_of(METRICS)
+# One of the seven metrics, or avg_score:NAME (a score's name).
+Metric = Annotated[str, Meta(extra_json_schema={"anyOf": [{"enum": list(METRICS)},
+                                                          {"pattern": SCORE_METRIC_PATTERN}]})]
 Operator = one_of(OPERATORS)
 AgentName = Annotated[str, Meta(min_length=1, max_length=MAX_AGENT_LEN, pattern=NOT_BLANK,
                                 description="Not blank")]

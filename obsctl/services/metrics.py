@@ -12,7 +12,8 @@ Interface:
 
 Windows are `since <= event timestamp < until` over normalised timestamps (`until` None = no
 upper bound), restricted to the sessions of `agent` when given. Lifecycle events are ignored.
-No data gives None, except `session_count`, which is 0. Unknown metric names raise
+No data gives None, except `session_count`, which is 0. `avg_score:NAME` is
+the mean of the scores named NAME whose created_at is in the window (on the agent's sessions). Unknown metric names raise
 InvalidInput naming the valid ones. `pricer` (for avg_cost) defaults to the bundled prices.
 """
 
@@ -25,16 +26,22 @@ from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
 from obsctl.services.pricing import Pricer
 from obsctl.store import Store
-from obsctl.vocabulary import METRICS
+from obsctl.vocabulary import METRICS, SCORE_METRIC_PREFIX
 
 # METRICS (name -> description) is declared in obsctl/vocabulary.py, where the models read it.
 
 
 def check_metric(metric: Any) -> str:
-    """Return `metric` if it is one of METRICS, else InvalidInput listing the valid names
-    (alert rules and SLA targets validate their metric with this)."""
+    """Return `metric` if it is one of METRICS or `avg_score:NAME`, else InvalidInput listing
+    the valid names (alert rules and SLA targets validate their metric with this)."""
+    if type(metric) is str and metric.startswith(SCORE_METRIC_PREFIX):
+        from obsctl.services.sessions.housekeeping import check_key
+
+        check_key(metric[len(SCORE_METRIC_PREFIX):], "the score name of avg_score:NAME")
+        return metric
     if type(metric) is not str or metric not in METRICS:
-        raise InvalidInput(f"metric must be one of {', '.join(METRICS)}; got {describe_value(metric)}")
+        raise InvalidInput(f"metric must be one of {', '.join(METRICS)}, or avg_score:NAME; "
+                           f"got {describe_value(metric)}")
     return metric
 
 
@@ -51,10 +58,12 @@ def compute_metrics(store: Store, metrics: Iterable[str], *, since: str,
     wanted = [check_metric(m) for m in metrics]
     values: dict[str, float | None] = {}
     aggregates = None
-    if any(metric != "session_count" for metric in wanted):
+    if any(metric != "session_count" and not metric.startswith(SCORE_METRIC_PREFIX) for metric in wanted):
         aggregates = store.metrics.event_aggregates(since, until, agent)
     for metric in dict.fromkeys(wanted):
-        if metric == "session_count":
+        if metric.startswith(SCORE_METRIC_PREFIX):
+            values[metric] = store.metrics.score_average(metric[len(SCORE_METRIC_PREFIX):], since, until, agent)
+        elif metric == "session_count":
             values[metric] = store.metrics.sessions_started(since, until, agent)
         elif metric == "p95_duration_ms":
             values[metric] = _p95(store, since, until, agent, aggregates["durations"])

@@ -163,6 +163,9 @@ class MetricsRepository(Protocol):
     def sessions_started(self, since: str, until: str | None, agent: str | None) -> int:
         """Sessions whose started_at is in the window."""
 
+    def score_average(self, name: str, since: str, until: str | None, agent: str | None) -> float | None:
+        """The mean value of the scores named `name` given in the window, None when none."""
+
 
 class OtlpRepository(Protocol):
     """OTLP trace ingest: trace-to-session links and session fields from resource attributes."""
@@ -226,6 +229,33 @@ class SessionsRepository(Protocol):
 
     def iter_session_events(self, session_id: str) -> Iterator[dict]:
         """A session's events in time order (ties in arrival order), streamed."""
+
+    def session_tree_rows(self, session_id: str) -> list[tuple]:
+        """(event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error)
+        of a session's events, in time order."""
+
+    def delete_session(self, session_id: str) -> int | None:
+        """Delete a session with its events, tags, scores and trace links, keeping the rollups
+        exact (inside a write transaction); events deleted, or None when there is no such session."""
+
+    def session_tags(self, session_ids: list[str]) -> dict[str, dict[str, str]]:
+        """{session_id: {key: value}} for those of `session_ids` that have tags."""
+
+    def set_tags(self, rows: list[tuple[str, str, str]]) -> None:
+        """Set (session_id, key, value) tags; a key already set takes the new value."""
+
+    def remove_tags(self, session_id: str, keys: list[str]) -> None:
+        """Remove these tag keys from a session."""
+
+    def list_tagged_sessions(self, *, tags: list[tuple[str, str]], status: str | None, limit: int,
+                             offset: int) -> tuple[list[dict], int]:
+        """list_sessions restricted to the sessions having every (key, value) of `tags`."""
+
+    def insert_score(self, score: dict) -> None:
+        """Insert one score (SCORE_COLUMNS)."""
+
+    def session_scores(self, session_id: str) -> list[dict]:
+        """A session's scores, oldest first."""
 
 
 class SlaRepository(Protocol):

@@ -29,6 +29,8 @@ COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
                 "metadata", "agent_name", "tool_name", "is_error", "parent_id")),
     ("otlp_trace_sessions", ("trace_id", "session_id")),
+    ("session_tags", ("session_id", "key", "value")),
+    ("session_scores", ("score_id", "session_id", "name", "value", "comment", "created_at")),
     ("alert_rules", ("rule_id", "name", "metric", "operator", "threshold", "window_minutes",
                      "cooldown_minutes", "agent_filter", "enabled", "created_at", "updated_at",
                      "last_fired_at", "severity")),

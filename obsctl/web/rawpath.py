@@ -69,8 +69,18 @@ class DecodedPath(PathConverter):
         return _decoded(value)
 
 
+class SessionPath(DecodedPath):
+    """A session id as a path that does not end with a session's sub-resource written raw
+    (`/explain`, `/export`, `/tags`, `/scores`): `DELETE /sessions/a/explain` is then a method
+    the explain route does not allow (405), not the deletion of a session `a/explain`, whose
+    id is sent escaped (`/sessions/a%2Fexplain`) as every id with a slash is."""
+
+    regex = r"[^/].*?(?<!/explain)(?<!/export)(?<!/tags)(?<!/scores)"
+
+
 def install(app) -> None:
     """Route `app` on raw paths. Call before any rule is added: rules take their converters
     from the map when they are added."""
-    app.url_map.converters.update(default=DecodedString, string=DecodedString, path=DecodedPath)
+    app.url_map.converters.update(default=DecodedString, string=DecodedString, path=DecodedPath,
+                                  session_path=SessionPath)
     app.wsgi_app = RawPathRouting(app.wsgi_app)

@@ -66,7 +66,7 @@ def test_the_openapi_document_lists_every_accepted_spelling(client):
     ("threshold", "5", "threshold must be a finite number; got '5'"),
     ("window_minutes", True, "window_minutes must be an integer from 1 to 43200; got boolean true"),
     ("metric", None, "metric must be one of avg_duration_ms, p95_duration_ms, error_rate, "
-                     "tool_error_rate, avg_tokens, avg_cost, session_count; got null"),
+                     "tool_error_rate, avg_tokens, avg_cost, session_count, or avg_score:NAME; got null"),
     ("operator", False, "operator must be one of < > <= >= == != (or the words lt, gt, le, lte, ge, "
                         "gte, eq, ne); got boolean false"),
     ("enabled", "yes", "enabled must be true or false; got 'yes'"),

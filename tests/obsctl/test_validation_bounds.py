@@ -93,7 +93,7 @@ BODY_CASES = [
     (["sla", "set", "bot", "errors", "<=", "5"], "METRIC", "put", "/sla/targets",
      {"agent_name": "bot", "metric": "errors", "operator": "<=", "target_value": 5},
      "metric must be one of avg_duration_ms, p95_duration_ms, error_rate, tool_error_rate, avg_tokens, "
-     "avg_cost, session_count; got 'errors'"),
+     "avg_cost, session_count, or avg_score:NAME; got 'errors'"),
 ]
 
 
@@ -159,7 +159,7 @@ def test_every_documented_integer_bound_is_what_the_route_enforces(client):
             assert name == "limit", f"{path} {name} has no documented maximum"
             assert status(10**30) != 400, (path, name)
         checked += 1
-    assert checked == 16  # every integer query parameter of the API
+    assert checked == 18  # every integer query parameter of the API (main added GET /changes and /postmortem/incidents parameters)
 
 
 def test_int_param_refuses_booleans_and_fractions_and_takes_integral_floats():

@@ -21,7 +21,7 @@ from obsctl.services.metrics import METRICS, check_metric
 from obsctl.services.operators import normalise_operator
 from obsctl.store import Store
 from obsctl.timeutil import now_iso
-from obsctl.vocabulary import OPERATORS
+from obsctl.vocabulary import OPERATORS, SCORE_METRIC
 
 # The limits are declared with the rule models (obsctl/models/alerts.py); the CLI reads them here.
 DEFAULTS = {"window_minutes": WINDOW_MINUTES.default, "cooldown_minutes": COOLDOWN_MINUTES.default,
@@ -168,5 +168,5 @@ def delete_rule(store: Store, rule_id: str) -> dict:
 
 def list_metrics() -> dict:
     """`GET /alerts/metrics`: the metric names usable in rules, with a description of each."""
-    metrics = [{"name": name, "description": text} for name, text in METRICS.items()]
+    metrics = [{"name": name, "description": text} for name, text in (*METRICS.items(), SCORE_METRIC)]
     return {"metrics": metrics, "total": len(metrics)}

@@ -151,11 +151,15 @@ class _Batch(NamedTuple):
     starts: list[tuple]
     ends: list[tuple]
     totals: dict[tuple, list]
+    tags: list[tuple]  # (session_id, key, value) from the batch's session_start events
 
 
 def _write(store: Store, batch: _Batch, *, skip_existing: bool = False) -> int:
-    return store.ingest.write_batch(batch.rows, batch.deltas.values(), batch.starts, batch.ends,
-                                    batch.totals, skip_existing=skip_existing)
+    written = store.ingest.write_batch(batch.rows, batch.deltas.values(), batch.starts, batch.ends,
+                                       batch.totals, skip_existing=skip_existing)
+    if batch.tags and written == len(batch.rows):  # else the caller redoes the batch
+        store.sessions.set_tags(batch.tags)
+    return written
 
 
 def _prepare(valid: Sequence[ValidEvent], seen: set[str]) -> _Batch:
@@ -166,6 +170,7 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str]) -> _Batch:
     starts = []
     ends = []
     totals: dict[tuple, list] = {}
+    tags: list[tuple] = []
     for v in valid:
         row = v.row
         # The row's fields in one step (EventRow's order), cheaper than attribute by attribute.
@@ -194,6 +199,8 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str]) -> _Batch:
             d[8] = ts
         if event_type == "session_start":
             starts.append((agent, metadata, ts, session_id))
+            if v.tags:
+                tags += [(session_id, key, value) for key, value in v.tags.items()]
         elif event_type == "session_end":
             status = v.status if v.status in ("completed", "error") else "completed"
             ends.append((ts, status, v.final_in, v.final_out, session_id))
@@ -211,4 +218,5 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str]) -> _Batch:
         if duration is not None:
             t[3] += duration
             t[4] += 1
-    return _Batch(rows, deltas, starts, ends, totals)
+    # A key set twice in the batch takes its last value (one row per key: one upsert each).
+    return _Batch(rows, deltas, starts, ends, totals, list({t[:2]: t for t in tags}.values()))

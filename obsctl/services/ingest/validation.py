@@ -36,7 +36,7 @@ _OBJECT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "m
 # The event fields in the order validate_event reads them, all at once (_fields).
 _FIELD_ORDER = ("event_type", "session_id", "event_id", "timestamp", "model", "agent_name", "tokens_in",
                 "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
-                "metadata", "status", "total_tokens_in", "total_tokens_out", "parent_id")
+                "metadata", "status", "total_tokens_in", "total_tokens_out", "parent_id", "tags")
 _NO_FIELDS = dict.fromkeys(_FIELD_ORDER)
 _FIELD_COUNT = len(_NO_FIELDS)
 _fields = itemgetter(*_FIELD_ORDER)
@@ -53,6 +53,7 @@ class ValidEvent(NamedTuple):
     final_in: int | None = None
     final_out: int | None = None
     unknown: Any = None  # the set of unknown field names, or None
+    tags: Any = None  # a session_start's tags: {key: value}, or None
 
     @property
     def event_id(self) -> str:
@@ -93,7 +94,7 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
                 _err(errors, index, show_field(name), f"is not an event field{suggestion(name)}")
     (event_type, session_id, event_id, timestamp, model, agent_name, tokens_in, tokens_out, duration,
      input_data, output_data, tool_call, decision_trace, metadata, status, final_in, final_out,
-     parent_id) = _fields(every)
+     parent_id, tags) = _fields(every)
     given_session = session_id
     if event_type is None:
         event_type = "generic"
@@ -187,6 +188,8 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
             _err(errors, index, "agent_name", "is required for session_start")
     if parent_id is not None and type(parent_id) is not str:
         _err(errors, index, "parent_id", f"must be a string, got {_type_name(parent_id)}")
+    if tags is not None:
+        tags = _check_tags(errors, index, tags)
 
     if len(errors) != before:
         return None
@@ -222,7 +225,19 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
         input_json, output_json, tool_json, trace_json, metadata_json, agent_name, tool_name,
         is_error, parent_id,
     ))
-    return _new_row(ValidEvent, (row, client_id, status, final_in, final_out, unknown))
+    return _new_row(ValidEvent, (row, client_id, status, final_in, final_out, unknown, tags))
+
+
+def _check_tags(errors: list, index: int, tags: Any) -> dict | None:
+    """A `tags` object (key -> value) as services/sessions/housekeeping.py checks it."""
+    from obsctl.errors import InvalidInput
+    from obsctl.services.sessions.housekeeping import check_tags
+
+    try:
+        return check_tags(tags)
+    except InvalidInput as exc:
+        _err(errors, index, "tags", str(exc))
+        return None
 
 
 # A named tuple (EventRow, ValidEvent) from a tuple of its fields, without the generated

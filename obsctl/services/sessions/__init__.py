@@ -13,8 +13,8 @@ OFFSET = IntParam("offset", 0, MAX_COUNT, default=0)
 _JSON_EVENT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
 
 
-def session_view(row: dict) -> dict:
-    """The public form of a session record (spec 2.2 plus event and error counts)."""
+def session_view(row: dict, tags: dict[str, str] | None = None) -> dict:
+    """The public form of a session record (spec 2.2 plus event and error counts, and its tags)."""
     return {
         "session_id": row["session_id"],
         "agent_name": row["agent_name"],
@@ -26,6 +26,7 @@ def session_view(row: dict) -> dict:
         "status": row["status"],
         "event_count": row["event_count"],
         "error_count": row["error_count"],
+        "tags": tags or {},
     }
 
 
@@ -62,13 +63,22 @@ def list_sessions(
     status: str | None = None,
     limit: int | None = None,
     offset: int | None = None,
+    tag: list[str] | str | None = None,
 ) -> dict:
-    """`{"sessions": [...], "total": N}`, newest first; `total` counts all matches."""
+    """`{"sessions": [...], "total": N}`, newest first; `total` counts all matches. `tag`:
+    `key:value` (or `key=value`) filters, every one of which a session must have."""
     status = check_status(status)
     limit = LIMIT.check(limit)
     offset = OFFSET.check(offset)
-    rows, total = store.sessions.list_sessions(status=status, limit=limit, offset=offset)
-    return {"sessions": [session_view(r) for r in rows], "total": total}
+    from obsctl.services.sessions.housekeeping import check_tag_filters
+
+    tags = check_tag_filters(tag)
+    if tags:
+        rows, total = store.sessions.list_tagged_sessions(tags=tags, status=status, limit=limit, offset=offset)
+    else:
+        rows, total = store.sessions.list_sessions(status=status, limit=limit, offset=offset)
+    found = store.sessions.session_tags([r["session_id"] for r in rows]) if rows else {}
+    return {"sessions": [session_view(r, found.get(r["session_id"])) for r in rows], "total": total}
 
 
 def require_session(store: Store, session_id: str) -> dict:
@@ -79,8 +89,16 @@ def require_session(store: Store, session_id: str) -> dict:
     return row
 
 
-def get_session(store: Store, session_id: str) -> dict:
-    """A session with all of its events in time order."""
-    view = session_view(require_session(store, session_id))
-    view["events"] = [event_view(e) for e in store.sessions.iter_session_events(session_id)]
+def get_session(store: Store, session_id: str, *, tree: bool = False) -> dict:
+    """A session with its tags, its scores and all of its events in time order; with `tree`,
+    `events` holds the roots of the span tree, each event with `self_time_ms` and its
+    `children` (services/sessions/tree.py)."""
+    from obsctl.services.sessions.housekeeping import session_scores
+    from obsctl.services.sessions.tree import build_tree
+
+    tags = store.sessions.session_tags([session_id]).get(session_id)
+    view = session_view(require_session(store, session_id), tags)
+    view["scores"] = session_scores(store, session_id)
+    events = [event_view(e) for e in store.sessions.iter_session_events(session_id)]
+    view["events"] = build_tree(events) if tree else events
     return view

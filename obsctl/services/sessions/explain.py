@@ -1,4 +1,5 @@
-"""Explain a session as Markdown: header, numbered timeline of every event, summary."""
+"""Explain a session as Markdown: header (with the tags), numbered timeline of every event,
+the call tree when events name parents, the scores when there are any, summary."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def format_duration(ms: float | None) -> str:
     return f"{format_elapsed(ms)[1:]} ({_num(ms)} ms)"
 
 
-def _header(session: dict, summary: dict) -> list[str]:
+def _header(session: dict, summary: dict, tags: dict[str, str]) -> list[str]:
     errors = summary["error_count"]
     lines = [
         f"# Session {_code(session['session_id'])}",
@@ -95,6 +96,48 @@ def _header(session: dict, summary: dict) -> list[str]:
     metadata = loads_column(session["metadata"])
     if metadata:
         lines.append(f"- **Metadata:** {_code(fields.excerpt(dumps(metadata), 200))}")
+    if tags:
+        lines.append("- **Tags:** " + ", ".join(_code(f"{k}={v}") for k, v in tags.items()))
+    return lines
+
+
+def _scores(scores: list[dict]) -> list[str]:
+    """The scores section: one line per score, oldest first."""
+    lines = ["## Scores", ""]
+    for s in scores:
+        line = f"- {_code(s['name'])} **{_num(s['value'])}** · {s['created_at']}"
+        if s["comment"]:
+            line += f" · {md_escape(excerpt(s['comment'], REASONING_CHARS))}"
+        lines.append(line)
+    return lines
+
+
+def _tree(rows: list[tuple], numbers: dict[str, int]) -> list[str]:
+    """The call tree section: a nested list of the events by parent_id, each with the number
+    of its timeline entry, its duration and, when it has children, its self time."""
+    from obsctl.services.sessions.tree import build_tree, root_note, walk
+
+    events = [{"event_id": r[0], "parent_id": r[1], "timestamp": r[2], "event_type": r[3], "model": r[4],
+               "tool_call": r[5], "duration_ms": r[6], "is_error": r[7]} for r in rows]
+    lines = ["## Call tree", ""]
+    ids = set(numbers)
+    for depth, node in walk(build_tree(events)):
+        head = [f"#{numbers[node['event_id']]}", _code(node["event_type"])]
+        if node["model"]:
+            head.append(f"model {_code(node['model'])}")
+        tool = fields.tool_parts(None if node["tool_call"] is None else json_loads(node["tool_call"]))[0]
+        if tool:
+            head.append(f"tool {_code(str(tool))}")
+        if node["duration_ms"] is not None:
+            head.append(f"{_num(node['duration_ms'])} ms")
+            if node["children"] and node["self_time_ms"] is not None:
+                head.append(f"self {_num(node['self_time_ms'])} ms")
+        if node["is_error"]:
+            head.append("**❌ ERROR**")
+        note = root_note(node, ids) if depth == 0 else None
+        if note:
+            head.append(f"_{md_escape(note)}_")
+        lines.append("  " * depth + "- " + " · ".join(head))
     return lines
 
 
@@ -174,9 +217,11 @@ def _summary(summary: dict, error_numbers: list[int]) -> list[str]:
 
 def explain_session(store: Store, session_id: str) -> dict:
     """`{"session_id", "explanation"}`: the session as Markdown. Unknown id: NotFound."""
+    from obsctl.services.sessions.housekeeping import session_scores, session_tags
+
     session = require_session(store, session_id)
     summary = session_summary(store, session)
-    lines = _header(session, summary)
+    lines = _header(session, summary, session_tags(store, session_id))
     lines += ["", "## Timeline", ""]
     error_numbers: list[int] = []
     number = 0
@@ -187,5 +232,12 @@ def explain_session(store: Store, session_id: str) -> dict:
             error_numbers.append(number)
     if number == 0:
         lines.append("_No events._")
+    tree_rows = store.sessions.session_tree_rows(session_id)
+    if any(row[1] is not None for row in tree_rows):  # some event names a parent
+        numbers = {row[0]: n for n, row in enumerate(tree_rows, start=1)}
+        lines += [""] + _tree(tree_rows, numbers)
+    scores = session_scores(store, session_id)
+    if scores:
+        lines += [""] + _scores(scores)
     lines += [""] + _summary(summary, error_numbers)
     return {"session_id": session["session_id"], "explanation": "\n".join(lines) + "\n"}

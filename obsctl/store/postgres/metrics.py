@@ -98,3 +98,21 @@ def sessions_started(conn: psycopg.Connection, since: str, until: str | None,
         sql += " AND agent_name = %s"
         params.append(agent)
     return conn.execute(sql, params).fetchone()[0]
+
+
+def score_average(conn: psycopg.Connection, name: str, since: str, until: str | None,
+                  agent: str | None) -> float | None:
+    """The mean value of the scores named `name` given in the window (their created_at), on
+    the sessions of `agent` when given; None when there is none."""
+    sql = "SELECT AVG(c.value) FROM session_scores c"
+    params: list = []
+    if agent is not None:
+        sql += " JOIN sessions s ON s.session_id = c.session_id AND s.agent_name = %s"
+        params.append(agent)
+    sql += " WHERE c.name = %s AND c.created_at >= %s"
+    params += [name, since]
+    if until is not None:
+        sql += " AND c.created_at < %s"
+        params.append(until)
+    value = conn.execute(sql, params).fetchone()[0]
+    return None if value is None else float(value)

@@ -324,6 +324,30 @@ def _m013(conn: psycopg.Connection) -> None:
     conn.execute("ALTER TABLE alert_rules ADD COLUMN severity TEXT NOT NULL DEFAULT 'warning'")
 
 
+def _m016(conn: psycopg.Connection) -> None:
+    # SQLite's m016: session tags and scores, deleted with their session (the cascade).
+    conn.execute("""
+        CREATE TABLE session_tags (
+            session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+            key TEXT COLLATE "C" NOT NULL,
+            value TEXT COLLATE "C" NOT NULL,
+            PRIMARY KEY (session_id, key)
+        );
+        CREATE INDEX idx_session_tags_key_value ON session_tags(key, value, session_id);
+
+        CREATE TABLE session_scores (
+            score_id TEXT COLLATE "C" PRIMARY KEY,
+            session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+            name TEXT COLLATE "C" NOT NULL,
+            value DOUBLE PRECISION NOT NULL,
+            comment TEXT,
+            created_at TEXT COLLATE "C" NOT NULL
+        );
+        CREATE INDEX idx_session_scores_session ON session_scores(session_id, created_at);
+        CREATE INDEX idx_session_scores_name_created ON session_scores(name, created_at);
+    """)
+
+
 def _m019(conn: psycopg.Connection) -> None:
     # SQLite's m019: acknowledged changes of an agent's configuration.
     conn.execute("""
@@ -350,6 +374,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m011_events_errors_index", _m011),
     ("m012_alert_resolution", _m012),
     ("m013_rule_severity", _m013),
+    ("m016_session_tags_and_scores", _m016),
     ("m019_change_acks", _m019),
 ]
 

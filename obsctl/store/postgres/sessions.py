@@ -55,6 +55,16 @@ def session_timeline_rows(conn: psycopg.Connection, session_id: str) -> list[tup
     return conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
 
 
+_TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error "
+                f"FROM events WHERE session_id = %s ORDER BY timestamp, id")
+
+
+def session_tree_rows(conn: psycopg.Connection, session_id: str) -> list[tuple]:
+    """(event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error)
+    of a session's events, in the order of iter_session_events (the explain call tree)."""
+    return conn.execute(_TREE_SELECT, [session_id]).fetchall()
+
+
 def iter_session_events(conn: psycopg.Connection, session_id: str) -> Iterator[dict]:
     """A session's events in time order (ties in arrival order), streamed from the cursor."""
     cursor = conn.execute(
@@ -62,3 +72,96 @@ def iter_session_events(conn: psycopg.Connection, session_id: str) -> Iterator[d
     )
     for row in cursor:
         yield dict(zip(EVENT_READ_COLUMNS, row))
+
+
+# ---- housekeeping: delete, tags, scores (the same answers as the SQLite module) ----
+
+_SUBTRACT_SESSION_STATS = """
+INSERT INTO event_stats AS s (event_type, hour, model, event_count, tokens_in, tokens_out,
+                              duration_sum, duration_count)
+SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), -COUNT(*),
+       -COALESCE(SUM(tokens_in), 0), -COALESCE(SUM(tokens_out), 0),
+       -COALESCE(SUM(duration_ms), 0), -COUNT(duration_ms)
+FROM events WHERE session_id = %s
+GROUP BY 1, 2, 3
+ORDER BY 1, 2, 3
+ON CONFLICT (event_type, hour, model) DO UPDATE SET
+    event_count = s.event_count + excluded.event_count,
+    tokens_in = s.tokens_in + excluded.tokens_in,
+    tokens_out = s.tokens_out + excluded.tokens_out,
+    duration_sum = s.duration_sum + excluded.duration_sum,
+    duration_count = s.duration_count + excluded.duration_count
+"""
+
+
+def delete_session(conn: psycopg.Connection, session_id: str) -> int | None:
+    """Delete a session, its events (and their ids in event_keys), tags, scores and trace links
+    (inside a write transaction); the number of events deleted, or None when there is no such
+    session. The session row is locked first, so an ingest into it waits for the delete."""
+    if conn.execute("SELECT 1 FROM sessions WHERE session_id = %s FOR UPDATE", [session_id]).fetchone() is None:
+        return None
+    conn.execute(_SUBTRACT_SESSION_STATS, [session_id])
+    conn.execute("DELETE FROM event_stats WHERE event_count <= 0")
+    conn.execute("DELETE FROM event_keys WHERE event_id IN (SELECT event_id FROM events WHERE session_id = %s)",
+                 [session_id])
+    events = conn.execute("DELETE FROM events WHERE session_id = %s", [session_id]).rowcount
+    conn.execute("DELETE FROM otlp_trace_sessions WHERE session_id = %s", [session_id])
+    conn.execute("DELETE FROM sessions WHERE session_id = %s", [session_id])
+    return events
+
+
+def session_tags(conn: psycopg.Connection, session_ids: list[str]) -> dict[str, dict[str, str]]:
+    """{session_id: {key: value}} for those of `session_ids` that have tags, keys sorted."""
+    found: dict[str, dict[str, str]] = {}
+    if not session_ids:
+        return found
+    cursor = conn.execute("SELECT session_id, key, value FROM session_tags WHERE session_id = ANY(%s) "
+                          "ORDER BY session_id, key", [list(session_ids)])
+    for session_id, key, value in cursor:
+        found.setdefault(session_id, {})[key] = value
+    return found
+
+
+def set_tags(conn: psycopg.Connection, rows: list[tuple[str, str, str]]) -> None:
+    """Set (session_id, key, value) tags; a key already set takes the new value."""
+    if not rows:
+        return
+    with conn.cursor() as cursor:
+        cursor.executemany("INSERT INTO session_tags (session_id, key, value) VALUES (%s, %s, %s) "
+                           "ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value",
+                           sorted(rows))
+
+
+def remove_tags(conn: psycopg.Connection, session_id: str, keys: list[str]) -> None:
+    """Remove these tag keys from a session (keys it does not have are ignored)."""
+    conn.execute("DELETE FROM session_tags WHERE session_id = %s AND key = ANY(%s)", [session_id, list(keys)])
+
+
+def list_tagged_sessions(conn: psycopg.Connection, *, tags: list[tuple[str, str]], status: str | None,
+                         limit: int, offset: int) -> tuple[list[dict], int]:
+    """list_sessions restricted to the sessions having every (key, value) of `tags`."""
+    where = " AND ".join(["session_id IN (SELECT session_id FROM session_tags WHERE key = %s AND value = %s)"]
+                         * len(tags))
+    params: list = [p for pair in tags for p in pair]
+    if status:
+        where += " AND status = %s"
+        params.append(status)
+    total = conn.execute(f"SELECT COUNT(*) FROM sessions WHERE {where}", params).fetchone()[0]
+    cursor = conn.execute(f"{_SESSION_SELECT} WHERE {where} ORDER BY started_at DESC, session_id "
+                          f"LIMIT %s OFFSET %s", [*params, limit, offset])
+    return _rows(cursor, SESSION_COLUMNS), total
+
+
+SCORE_COLUMNS = ("score_id", "session_id", "name", "value", "comment", "created_at")
+
+
+def insert_score(conn: psycopg.Connection, score: dict) -> None:
+    conn.execute(f"INSERT INTO session_scores ({', '.join(SCORE_COLUMNS)}) VALUES (%s, %s, %s, %s, %s, %s)",
+                 [score[c] for c in SCORE_COLUMNS])
+
+
+def session_scores(conn: psycopg.Connection, session_id: str) -> list[dict]:
+    """A session's scores, oldest first."""
+    cursor = conn.execute(f"SELECT {', '.join(SCORE_COLUMNS)} FROM session_scores WHERE session_id = %s "
+                          f"ORDER BY created_at, score_id", [session_id])
+    return _rows(cursor, SCORE_COLUMNS)

@@ -93,3 +93,20 @@ def sessions_started(db: sqlite_utils.Database, since: str, until: str | None,
         sql += " AND agent_name = ?"
         params.append(agent)
     return db.conn.execute(sql, params).fetchone()[0]
+
+
+def score_average(db: sqlite_utils.Database, name: str, since: str, until: str | None,
+                  agent: str | None) -> float | None:
+    """The mean value of the scores named `name` given in the window (their created_at), on
+    the sessions of `agent` when given; None when there is none (idx_session_scores_name_created)."""
+    sql = "SELECT AVG(c.value) FROM session_scores c"
+    params: list = []
+    if agent is not None:
+        sql += " JOIN sessions s ON s.session_id = c.session_id AND s.agent_name = ?"
+        params.append(agent)
+    sql += " WHERE c.name = ? AND c.created_at >= ?"
+    params += [name, since]
+    if until is not None:
+        sql += " AND c.created_at < ?"
+        params.append(until)
+    return db.conn.execute(sql, params).fetchone()[0]

@@ -341,6 +341,33 @@ def m013_rule_severity(db):
     db.execute("ALTER TABLE alert_rules ADD COLUMN severity TEXT NOT NULL DEFAULT 'warning'")
 
 
+
+@migrations()
+def m016_session_tags_and_scores(db):
+    # Tags (key=value labels a session is filtered by) and scores (feedback: a named number
+    # with a comment). Both belong to their session and go with it (the cascade), whether it
+    # is deleted alone or pruned.
+    db.executescript("""
+        CREATE TABLE session_tags (
+            session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (session_id, key)
+        );
+        CREATE INDEX idx_session_tags_key_value ON session_tags(key, value, session_id);
+
+        CREATE TABLE session_scores (
+            score_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            value REAL NOT NULL,
+            comment TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_session_scores_session ON session_scores(session_id, created_at);
+        -- The score metric reads one name's scores of a window.
+        CREATE INDEX idx_session_scores_name_created ON session_scores(name, created_at);
+    """)
 @migrations()
 def m019_change_acks(db):
     # A change of an agent's configuration that made it worse stays a regression, and the

@@ -53,6 +53,16 @@ def session_timeline_rows(db: sqlite_utils.Database, session_id: str) -> list[tu
     return db.conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
 
 
+_TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error "
+                f"FROM events WHERE session_id = ? ORDER BY timestamp, id")
+
+
+def session_tree_rows(db: sqlite_utils.Database, session_id: str) -> list[tuple]:
+    """(event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error)
+    of a session's events, in the order of iter_session_events (the explain call tree)."""
+    return db.conn.execute(_TREE_SELECT, [session_id]).fetchall()
+
+
 def iter_session_events(db: sqlite_utils.Database, session_id: str) -> Iterator[dict]:
     """A session's events in time order (ties in arrival order), streamed from the cursor."""
     cursor = db.conn.execute(
@@ -60,3 +70,96 @@ def iter_session_events(db: sqlite_utils.Database, session_id: str) -> Iterator[
     )
     for row in cursor:
         yield dict(zip(EVENT_READ_COLUMNS, row))
+
+
+# ---- housekeeping: delete, tags, scores ----
+
+# The deleted session's events leave the event_stats rollup (as prune's do): the rollup then
+# counts exactly what a store that never had them would. session_stats follows the sessions
+# row (its trigger) and event_totals each deleted event (its trigger).
+_SUBTRACT_SESSION_STATS = """
+INSERT INTO event_stats (event_type, hour, model, event_count, tokens_in, tokens_out,
+                         duration_sum, duration_count)
+SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), -COUNT(*),
+       -COALESCE(SUM(tokens_in), 0), -COALESCE(SUM(tokens_out), 0),
+       -COALESCE(SUM(duration_ms), 0), -COUNT(duration_ms)
+FROM events WHERE session_id = ?
+GROUP BY 1, 2, 3
+ON CONFLICT (event_type, hour, model) DO UPDATE SET
+    event_count = event_count + excluded.event_count,
+    tokens_in = tokens_in + excluded.tokens_in,
+    tokens_out = tokens_out + excluded.tokens_out,
+    duration_sum = duration_sum + excluded.duration_sum,
+    duration_count = duration_count + excluded.duration_count
+"""
+
+
+def delete_session(db: sqlite_utils.Database, session_id: str) -> int | None:
+    """Delete a session, its events, tags, scores and trace links (inside a write transaction);
+    the number of events deleted, or None when there is no such session."""
+    conn = db.conn
+    if conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", [session_id]).fetchone() is None:
+        return None
+    conn.execute(_SUBTRACT_SESSION_STATS, [session_id])
+    conn.execute("DELETE FROM event_stats WHERE event_count <= 0")
+    events = conn.execute("DELETE FROM events WHERE session_id = ?", [session_id]).rowcount
+    conn.execute("DELETE FROM otlp_trace_sessions WHERE session_id = ?", [session_id])
+    # Tags and scores go with the row (ON DELETE CASCADE).
+    conn.execute("DELETE FROM sessions WHERE session_id = ?", [session_id])
+    return events
+
+
+def session_tags(db: sqlite_utils.Database, session_ids: list[str]) -> dict[str, dict[str, str]]:
+    """{session_id: {key: value}} for those of `session_ids` that have tags, keys sorted."""
+    found: dict[str, dict[str, str]] = {}
+    for start in range(0, len(session_ids), 500):
+        chunk = session_ids[start:start + 500]
+        cursor = db.conn.execute(
+            f"SELECT session_id, key, value FROM session_tags WHERE session_id IN "
+            f"({','.join('?' * len(chunk))}) ORDER BY session_id, key", chunk)
+        for session_id, key, value in cursor:
+            found.setdefault(session_id, {})[key] = value
+    return found
+
+
+def set_tags(db: sqlite_utils.Database, rows: list[tuple[str, str, str]]) -> None:
+    """Set (session_id, key, value) tags; a key already set takes the new value."""
+    db.conn.executemany("INSERT INTO session_tags (session_id, key, value) VALUES (?, ?, ?) "
+                        "ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value", rows)
+
+
+def remove_tags(db: sqlite_utils.Database, session_id: str, keys: list[str]) -> None:
+    """Remove these tag keys from a session (keys it does not have are ignored)."""
+    db.conn.executemany("DELETE FROM session_tags WHERE session_id = ? AND key = ?",
+                        [(session_id, k) for k in keys])
+
+
+def list_tagged_sessions(db: sqlite_utils.Database, *, tags: list[tuple[str, str]], status: str | None,
+                         limit: int, offset: int) -> tuple[list[dict], int]:
+    """list_sessions restricted to the sessions having every (key, value) of `tags`."""
+    where = " AND ".join(["session_id IN (SELECT session_id FROM session_tags WHERE key = ? AND value = ?)"]
+                         * len(tags))
+    params: list = [p for pair in tags for p in pair]
+    if status:
+        where += " AND status = ?"
+        params.append(status)
+    conn = db.conn
+    total = conn.execute(f"SELECT COUNT(*) FROM sessions WHERE {where}", params).fetchone()[0]
+    cursor = conn.execute(f"{_SESSION_SELECT} WHERE {where} ORDER BY started_at DESC, session_id "
+                          f"LIMIT ? OFFSET ?", [*params, limit, offset])
+    return _rows(cursor, SESSION_COLUMNS), total
+
+
+SCORE_COLUMNS = ("score_id", "session_id", "name", "value", "comment", "created_at")
+
+
+def insert_score(db: sqlite_utils.Database, score: dict) -> None:
+    db.conn.execute(f"INSERT INTO session_scores ({', '.join(SCORE_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
+                    [score[c] for c in SCORE_COLUMNS])
+
+
+def session_scores(db: sqlite_utils.Database, session_id: str) -> list[dict]:
+    """A session's scores, oldest first."""
+    cursor = db.conn.execute(f"SELECT {', '.join(SCORE_COLUMNS)} FROM session_scores WHERE session_id = ? "
+                             f"ORDER BY created_at, score_id", [session_id])
+    return _rows(cursor, SCORE_COLUMNS)

@@ -1,9 +1,10 @@
 from flask import Blueprint, request
 
-from obsctl.models.sessions import SessionDetail, SessionList
+from obsctl.models.sessions import ScoreInput, Score, SessionDeleted, SessionDetail, SessionList, SessionTags
 from obsctl.services import sessions as service
+from obsctl.services.sessions import housekeeping
 from obsctl.vocabulary import SESSION_STATUSES
-from obsctl.web.http import get_store, int_arg, json_response
+from obsctl.web.http import bool_arg, get_store, int_arg, json_body, json_response
 from obsctl.web.openapi_util import (
     error_responses,
     int_query_param,
@@ -25,15 +26,31 @@ def list_sessions():
         status=request.args.get("status"),  # empty is invalid, not "no filter"
         limit=int_arg("limit"),
         offset=int_arg("offset"),
+        tag=request.args.getlist("tag") or None,
     ))
 
 
-@blueprint.get("/sessions/<path:session_id>")
+@blueprint.get("/sessions/<session_path:session_id>")
 def get_session(session_id: str):
-    return json_response(service.get_session(get_store(), session_id))
+    return json_response(service.get_session(get_store(), session_id, tree=bool_arg("tree")))
 
 
-OPENAPI_MODELS = (SessionList,)
+@blueprint.delete("/sessions/<session_path:session_id>")
+def delete_session(session_id: str):
+    return json_response(housekeeping.delete_session(get_store(), session_id))
+
+
+@blueprint.patch("/sessions/<path:session_id>/tags")
+def tag_session(session_id: str):
+    return json_response(housekeeping.tag_session(get_store(), session_id, json_body()))
+
+
+@blueprint.post("/sessions/<path:session_id>/scores")
+def score_session(session_id: str):
+    return json_response(housekeeping.score_session(get_store(), session_id, json_body()), 201)
+
+
+OPENAPI_MODELS = (SessionList, Score, ScoreInput, SessionTags, SessionDeleted)
 
 OPENAPI_PATHS = {
     "/sessions": {
@@ -44,6 +61,9 @@ OPENAPI_PATHS = {
                 query_param("status", {"type": "string", "enum": list(SESSION_STATUSES)}),
                 int_query_param(service.LIMIT, "Page size"),
                 int_query_param(service.OFFSET, "Sessions to skip"),
+                {**query_param("tag", {"type": "array", "items": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}[:=][^\\u0000]{1,256}$"}},
+                               "key:value; only sessions with this tag (repeat: every one of them)"),
+                 "style": "form", "explode": True},
             ],
             ok=json_content(ref(SessionList)),
             errors=error_responses(400),
@@ -52,10 +72,44 @@ OPENAPI_PATHS = {
     "/sessions/{session_id}": {
         "get": operation(
             "sessions",
-            "One session with all of its events",
-            params=[session_id_param()],
+            "One session with its tags, scores and all of its events",
+            params=[session_id_param(),
+                    query_param("tree", {"type": "boolean", "default": False},
+                                "Nest the events as a span tree (parent_id): each with self_time_ms and children")],
             ok=json_content(ref(SessionDetail)),
+            errors=error_responses(400, 404),
+        ),
+        "delete": operation(
+            "sessions",
+            "Delete a session with its events, tags and scores (the analytics rollups stay exact)",
+            params=[session_id_param()],
+            ok=json_content(ref(SessionDeleted)),
             errors=error_responses(404),
+        ),
+    },
+    "/sessions/{session_id}/tags": {
+        "patch": operation(
+            "sessions",
+            "Set tags (key: value) and remove them (key: null), as a JSON merge patch",
+            params=[session_id_param()],
+            request=json_content({"type": "object", "minProperties": 1,
+                                  "propertyNames": {"pattern": "^[A-Za-z0-9_.-]{1,64}$"},
+                                  "additionalProperties": {"anyOf": [{"type": "string", "minLength": 1,
+                                                                      "maxLength": 256},
+                                                                     {"type": "null"}]}}),
+            ok=json_content(ref(SessionTags)),
+            errors=error_responses(400, 404, 413),
+        )
+    },
+    "/sessions/{session_id}/scores": {
+        "post": operation(
+            "sessions",
+            "Score a session (feedback: a name, a number, an optional comment)",
+            params=[session_id_param()],
+            request=json_content(ref(ScoreInput)),
+            status=201,
+            ok=json_content(ref(Score), "Created"),
+            errors=error_responses(400, 404, 413),
         )
     },
 }

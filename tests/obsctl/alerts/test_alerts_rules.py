@@ -129,10 +129,10 @@ def test_api_errors_are_json(client):
 
 def test_api_metrics_catalogue(client):
     body = client.get("/alerts/metrics").get_json()
-    assert body["total"] == 7
+    assert body["total"] == 8
     assert [m["name"] for m in body["metrics"]] == [
         "avg_duration_ms", "p95_duration_ms", "error_rate", "tool_error_rate", "avg_tokens",
-        "avg_cost", "session_count"]
+        "avg_cost", "session_count", "avg_score:NAME"]
     assert all(m["description"] for m in body["metrics"])
 
 
@@ -181,7 +181,7 @@ def test_cli_bad_option_values_are_usage_errors(cli):
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines()[-1] == (
         "Error: Invalid value for '--metric': metric must be one of avg_duration_ms, p95_duration_ms, "
-        "error_rate, tool_error_rate, avg_tokens, avg_cost, session_count; got 'nope'")
+        "error_rate, tool_error_rate, avg_tokens, avg_cost, session_count, or avg_score:NAME; got 'nope'")
 
 
 def test_cli_missing_rule_is_one_line_exit_1(cli, db):
