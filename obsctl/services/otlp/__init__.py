@@ -6,6 +6,8 @@ Sessions: a span's own session attribute wins; otherwise the session named by an
 the same trace in the request; otherwise the session remembered for the trace from an
 earlier request; otherwise the trace id. When a trace's session becomes known, the link is
 remembered and the spans stored earlier under the trace id move into the session.
+
+Token usage is counted once, on the spans that made the model calls (usage.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from obsctl.services.ingest import (
 )
 from obsctl.services.otlp.decode import decode_request
 from obsctl.services.otlp.mapping import explicit_agent, explicit_session, service_name, span_to_event
+from obsctl.services.otlp.usage import settle_usage, usage_traces
 from obsctl.services.otlp.wire import RejectedSpan, SpanRecord
 from obsctl.store import Store
 
@@ -124,6 +127,8 @@ def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict], own: 
     transaction had to be redone, so it changes nothing outside the database (`raw` and
     `valid` are copied before a session is filled in)."""
     with store.transaction():
+        # Two requests settling the usage of one trace's spans take turns (see usage.py).
+        store.otlp.lock_traces(usage_traces(records, raw))
         remembered = store.otlp.trace_sessions(trace_ids)
         new_links = [(t, s) for t, s in named.items() if t not in remembered]
         moved = 0
@@ -145,6 +150,7 @@ def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict], own: 
                      for v, i in zip(valid, positions)]
             batch = prepare_batch(valid)
         stored = store_prepared(store, valid, batch)
+        settle_usage(store, records, raw)
         _fill_sessions(store, records, raw)
     return stored, moved
 

@@ -39,6 +39,9 @@ _EVENT_TYPES = {TOOL: "tool_call", LLM: "llm_call", AGENT: "decision"}
 SPAN_KIND_NAMES = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer",
                    5: "consumer"}
 STATUS_ERROR = 2
+# The metadata key holding token usage a span reported but the session totals do not count
+# (it is counted on the model-call spans under it).
+UNCOUNTED_USAGE = "uncounted_usage"
 
 # Attributes whose content goes to input_data, output_data or tool_call; they are not
 # repeated in the event's metadata.
@@ -106,7 +109,12 @@ def service_name(span: SpanRecord) -> str | None:
 
 def span_role(span: SpanRecord) -> str | None:
     """tool, llm or agent; explicit operation names and span kinds win over a model hint."""
-    get = span.lookup.get
+    return role_from(span.lookup.get)
+
+
+def role_from(get) -> str | None:
+    """span_role from an attribute getter (a span's lookup, or the attributes an event kept
+    in its metadata)."""
     operation = get("gen_ai.operation.name")
     oi_kind = get("openinference.span.kind")
     oi_kind = oi_kind.upper() if type(oi_kind) is str else None
@@ -166,6 +174,11 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
             if value is not None and value != "":
                 event[name] = _count(value) if name != "model" else value
                 break
+    uncounted = None
+    if role == AGENT and ("tokens_in" in event or "tokens_out" in event):
+        # An agent, chain or workflow span reports the usage of the model calls under it:
+        # kept with the span, counted only on those calls (see usage.py).
+        uncounted = {k: event.pop(k) for k in ("tokens_in", "tokens_out") if k in event}
 
     input_data = _input_data(span, prompts)
     output_data, reasoning = _output_data(span, completions)
@@ -184,6 +197,8 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
     if reasoning:
         event["decision_trace"] = {"reasoning": reasoning}
     event["metadata"] = _metadata(span, other)
+    if uncounted:
+        event["metadata"][UNCOUNTED_USAGE] = uncounted
     return event
 
 
