@@ -242,6 +242,18 @@ class SessionsRepository(Protocol):
     def iter_session_events(self, session_id: str) -> Iterator[dict]:
         """A session's events in time order (ties in arrival order), streamed."""
 
+    def idle_candidates(self, cutoff: str, after: tuple[str, str] | None, limit: int) -> list[tuple]:
+        """(session_id, last_event_at) of active sessions whose last event is before `cutoff`,
+        in (last_event_at, session_id) order after the key `after`."""
+
+    def latest_roots(self, session_ids: list[str]) -> dict[str, tuple]:
+        """session_id -> (timestamp, duration_ms, is_error) of each session's latest root event
+        (no parent_id; not a session_end)."""
+
+    def complete_idle(self, endings: list[tuple]) -> int:
+        """Complete (status, ended_at, session_id, last_event_at) sessions still active with
+        that last event, marked as idle-ended; returns how many."""
+
 
 class SlaRepository(Protocol):
     """SLA targets and their compliance snapshots."""

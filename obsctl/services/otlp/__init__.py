@@ -28,7 +28,7 @@ from obsctl.services.ingest import (
     validate_events,
 )
 from obsctl.services.otlp.decode import decode_request
-from obsctl.services.otlp.mapping import explicit_agent, explicit_session, service_name, span_to_event
+from obsctl.services.otlp.mapping import explicit_session, service_name, session_agent, span_to_event
 from obsctl.services.otlp.usage import settle_usage, usage_traces
 from obsctl.services.otlp.wire import RejectedSpan, SpanRecord
 from obsctl.store import Store
@@ -168,22 +168,24 @@ def _fill_sessions(store: Store, records: list[SpanRecord], raw: list[dict]) -> 
     """Session metadata from resource attributes; the agent name from the agent span.
 
     An auto-created session takes the agent name of its first event, often the service
-    name of an LLM span; an agent name set by the instrumentation (from the earliest agent
-    span) replaces it, but never a name another source gave the session.
+    name of an LLM span; an agent name set by the instrumentation (from the root agent span,
+    else the earliest agent span) replaces it, but never a name another source gave the session.
     """
     metadata: dict[str, str] = {}
-    agents: dict[str, tuple[int, str]] = {}
+    agents: dict[str, tuple[tuple, str]] = {}
     fallbacks: dict[str, set] = {}
     for record, event in zip(records, raw):
         session_id = event["session_id"]
         if session_id not in metadata and record.resource:
             metadata[session_id] = orjson.dumps(record.resource).decode()
         fallbacks.setdefault(session_id, {"unknown"}).add(service_name(record))
-        agent = explicit_agent(record)
+        agent = session_agent(record)
         if agent is None or len(agent) > MAX_TEXT_LEN:
             continue
-        if session_id not in agents or record.start_ns < agents[session_id][0]:
-            agents[session_id] = (record.start_ns, agent)
+        # The root agent span's name wins, then the earliest agent span's.
+        key = (bool(record.parent_span_id), record.start_ns)
+        if session_id not in agents or key < agents[session_id][0]:
+            agents[session_id] = (key, agent)
     store.otlp.fill_session_metadata([(m, s) for s, m in metadata.items()])
     if not agents:
         return

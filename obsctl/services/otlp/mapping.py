@@ -36,6 +36,8 @@ LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embe
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent", "invoke_workflow"})
 TOOL, LLM, AGENT = "tool", "llm", "agent"
 _EVENT_TYPES = {TOOL: "tool_call", LLM: "llm_call", AGENT: "decision"}
+# The event type of a root agent span (an agent, chain or workflow span with no parent).
+ROOT_AGENT_TYPE = "agent_run"
 SPAN_KIND_NAMES = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer",
                    5: "consumer"}
 STATUS_ERROR = 2
@@ -103,6 +105,24 @@ def explicit_agent(span: SpanRecord) -> str | None:
     return name
 
 
+def session_agent(span: SpanRecord, role: str | None = None) -> str | None:
+    """The agent name a span gives its session: an explicit agent name, or for a root agent
+    span (an agent invocation without a parent) the name of the agent or workflow it runs:
+    OpenLLMetry's workflow name, or an OpenInference AGENT span's own name."""
+    name = explicit_agent(span)
+    if name is not None or span.parent_span_id:
+        return name
+    if (role or span_role(span)) != AGENT:
+        return None
+    get = span.lookup.get
+    if get("traceloop.span.kind") == "workflow":
+        return _identifier(get("traceloop.entity.name")) or _identifier(get("traceloop.workflow.name"))
+    kind = get("openinference.span.kind")
+    if type(kind) is str and kind.upper() == "AGENT":
+        return span.name or None
+    return None
+
+
 def service_name(span: SpanRecord) -> str | None:
     return _identifier(attr(span, "service.name"))
 
@@ -155,17 +175,20 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
     get = span.lookup.get
     other, prompts, completions = _split_attributes(span.attributes)
     trace_id = span.trace_id
+    event_type = _EVENT_TYPES.get(role, "generic")
+    if role == AGENT and not span.parent_span_id:
+        event_type = ROOT_AGENT_TYPE  # the run itself, the root of the session's tree
     event: dict[str, Any] = {
         "event_id": f"{trace_id}:{span.span_id}",
         "session_id": session_id,
-        "event_type": _EVENT_TYPES.get(role, "generic"),
+        "event_type": event_type,
         "timestamp": ns_to_iso(span.start_ns),
     }
     if span.parent_span_id:
         event["parent_id"] = f"{trace_id}:{span.parent_span_id}"
     if span.end_ns >= span.start_ns:
         event["duration_ms"] = (span.end_ns - span.start_ns) / 1e6
-    agent = explicit_agent(span) or _identifier(get("service.name"))
+    agent = session_agent(span, role) or _identifier(get("service.name"))
     if agent is not None:
         event["agent_name"] = agent
     for name, keys in _FIRST_OF:

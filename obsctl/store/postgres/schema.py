@@ -324,6 +324,13 @@ def _m013(conn: psycopg.Connection) -> None:
     conn.execute("ALTER TABLE alert_rules ADD COLUMN severity TEXT NOT NULL DEFAULT 'warning'")
 
 
+def _m017(conn: psycopg.Connection) -> None:
+    # SQLite's m017: idle-completed sessions are marked (a later event reopens them), and the
+    # active sessions are indexed by last activity for the idle sweep.
+    conn.execute("ALTER TABLE sessions ADD COLUMN idle_ended INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE INDEX idx_sessions_active_last_event ON sessions(last_event_at) WHERE status = 'active'")
+
+
 def _m019(conn: psycopg.Connection) -> None:
     # SQLite's m019: acknowledged changes of an agent's configuration.
     conn.execute("""
@@ -350,6 +357,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m011_events_errors_index", _m011),
     ("m012_alert_resolution", _m012),
     ("m013_rule_severity", _m013),
+    ("m017_session_idle_completion", _m017),
     ("m019_change_acks", _m019),
 ]
 

@@ -342,6 +342,15 @@ def m013_rule_severity(db):
 
 
 @migrations()
+def m017_session_idle_completion(db):
+    # Sessions completed because they went idle (services/sessions/lifecycle.py) are marked,
+    # so that an event arriving later reopens them (an explicit session_end is final). The
+    # idle sweep reads the active sessions by last activity: a partial index holds only them.
+    db.execute("ALTER TABLE sessions ADD COLUMN idle_ended INTEGER NOT NULL DEFAULT 0")
+    db.execute("CREATE INDEX idx_sessions_active_last_event ON sessions(last_event_at) WHERE status = 'active'")
+
+
+@migrations()
 def m019_change_acks(db):
     # A change of an agent's configuration that made it worse stays a regression, and the
     # sessions before it stay the agent's baseline, until someone acknowledges it.

@@ -60,3 +60,42 @@ def iter_session_events(db: sqlite_utils.Database, session_id: str) -> Iterator[
     )
     for row in cursor:
         yield dict(zip(EVENT_READ_COLUMNS, row))
+
+
+# --- The idle sweep (services/sessions/lifecycle.py) ---------------------------------------------
+
+def idle_candidates(db: sqlite_utils.Database, cutoff: str, after: tuple[str, str] | None,
+                    limit: int) -> list[tuple]:
+    """(session_id, last_event_at) of active sessions whose last event is before `cutoff`, in
+    (last_event_at, session_id) order after the key `after`: idx_sessions_active_last_event
+    holds only the active sessions."""
+    low, sid = after or ("", "")
+    return db.conn.execute(
+        "SELECT session_id, last_event_at FROM sessions WHERE status = 'active' AND last_event_at < ? "
+        "AND (last_event_at > ? OR (last_event_at = ? AND session_id > ?)) "
+        "ORDER BY last_event_at, session_id LIMIT ?", [cutoff, low, low, sid, limit]).fetchall()
+
+
+def latest_roots(db: sqlite_utils.Database, session_ids: list[str]) -> dict[str, tuple]:
+    """The latest root event (no parent; not a session_end) of each session that has one:
+    session_id -> (timestamp, duration_ms, is_error), read backwards on idx_events_session_ts."""
+    conn = db.conn
+    found = {}
+    for session_id in session_ids:
+        row = conn.execute(
+            "SELECT timestamp, duration_ms, is_error FROM events WHERE session_id = ? AND parent_id IS NULL "
+            "AND event_type <> 'session_end' ORDER BY timestamp DESC, id DESC LIMIT 1", [session_id]).fetchone()
+        if row:
+            found[session_id] = tuple(row)
+    return found
+
+
+def complete_idle(db: sqlite_utils.Database, endings: list[tuple]) -> int:
+    """Complete sessions the sweep found idle: (status, ended_at, session_id, last_event_at),
+    each only if it is still active with that last event (idempotent: a second sweeper, or an
+    event that arrived since, leaves it be). Returns how many were completed."""
+    conn = db.conn
+    before = conn.total_changes
+    conn.executemany("UPDATE sessions SET status = ?, ended_at = ?, idle_ended = 1 "
+                     "WHERE session_id = ? AND status = 'active' AND last_event_at = ?", endings)
+    return conn.total_changes - before

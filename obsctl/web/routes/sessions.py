@@ -18,6 +18,13 @@ blueprint = Blueprint("sessions", __name__)
 RATE_GROUP = "sessions"
 
 
+def start_background(app):
+    """Start the idle-session sweep of a served app; returns it (it has `stop()`)."""
+    from obsctl.services.sessions.lifecycle import IdleSweeper
+
+    return IdleSweeper(app.extensions["obsctl"].settings).start()
+
+
 @blueprint.get("/sessions")
 def list_sessions():
     return json_response(service.list_sessions(
