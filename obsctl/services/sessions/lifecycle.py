@@ -35,8 +35,10 @@ log = logging.getLogger("obsctl.sessions")
 PAGE = 500
 
 
-def complete_idle_sessions(store: Store, idle_timeout: timedelta | None, *, at: datetime | None = None) -> int:
-    """Complete the active sessions idle for `idle_timeout` (None: none); returns how many."""
+def complete_idle_sessions(store: Store, idle_timeout: timedelta | None, *, at: datetime | None = None,
+                           page_size: int = PAGE) -> int:
+    """Complete the active sessions idle for `idle_timeout` (None: none); returns how many.
+    Reads the candidates `page_size` at a time, each page's completions one transaction."""
     if idle_timeout is None:
         return 0
     at = at or clock_now()
@@ -44,10 +46,10 @@ def complete_idle_sessions(store: Store, idle_timeout: timedelta | None, *, at: 
     completed = 0
     after = None
     while True:
-        page = store.sessions.idle_candidates(cutoff, after, PAGE)
+        page = store.sessions.idle_candidates(cutoff, after, page_size)
         if not page:
             return completed
-        after = tuple(page[-1])
+        after = (page[-1][1], page[-1][0])  # (last_event_at, session_id): the index's order
         roots = store.sessions.latest_roots([sid for sid, _ in page])
         endings = []
         for session_id, last_event_at in page:
@@ -62,7 +64,7 @@ def complete_idle_sessions(store: Store, idle_timeout: timedelta | None, *, at: 
             endings.append(("error" if is_error else "completed", format_ts(ended), session_id, last_event_at))
         if endings:
             completed += store.run_write(lambda uow, endings=endings: _complete(uow, endings))
-        if len(page) < PAGE:
+        if len(page) < page_size:
             return completed
 
 

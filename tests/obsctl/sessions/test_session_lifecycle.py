@@ -86,6 +86,14 @@ def test_events_sessions_without_session_end_complete_and_ended_ones_keep_their_
     assert get_session(store, "ended")["status"] == "error"
 
 
+def test_the_sweep_goes_through_every_page(store):
+    ingest_events(store, [
+        {"session_id": f"s{i}", "event_type": "step", "timestamp": format_ts(HOUR_AGO + timedelta(seconds=i % 3))}
+        for i in range(7)])
+    assert complete_idle_sessions(store, IDLE, page_size=2) == 7
+    assert list_sessions(store, status="completed", limit=50, offset=0)["total"] == 7
+
+
 def test_no_timeout_never_completes(store):
     send(store, *agent_run(HOUR_AGO))
     assert complete_idle_sessions(store, None) == 0
