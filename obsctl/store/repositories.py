@@ -251,8 +251,9 @@ class SessionsRepository(Protocol):
         (no parent_id; not a session_end)."""
 
     def complete_idle(self, endings: list[tuple]) -> int:
-        """Complete (status, ended_at, session_id, last_event_at) sessions still active with
-        that last event, marked as idle-ended; returns how many."""
+        """Complete (status, ended_at, session_id, last_event_at, cutoff) sessions still active
+        with that last event and nothing received since the cutoff, marked as idle-ended;
+        returns how many."""
 
 
 class SlaRepository(Protocol):

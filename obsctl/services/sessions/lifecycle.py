@@ -6,8 +6,10 @@ OpenTelemetry has no "session end", and agents sending events often never send a
 - it has a root event (one with no parent: the root span of a trace, which is exported only
   when it has ended; for events sent to POST /events, any event without a parent_id), so a
   trace whose root span is still running is never completed, and
-- nothing happened for the idle timeout (OBSCTL_SESSION_IDLE_TIMEOUT, default 30 minutes),
-  measured from the later of its last event and its latest root's end, on the events' clocks.
+- nothing happened for the idle timeout (OBSCTL_SESSION_IDLE_TIMEOUT, default 30 minutes):
+  on the events' clocks, since the later of its last event and its latest root's end; and on
+  the server's, since it last received an event (`last_seen_at`), so that neither a late span
+  nor an agent clock running behind completes a session that is still sending.
 
 Its status becomes `error` when that root event is an error (an ERROR span status), else
 `completed`; `ended_at` is the later of the root's end and the last event. It is marked idle-ended: an event
@@ -61,7 +63,8 @@ def complete_idle_sessions(store: Store, idle_timeout: timedelta | None, *, at: 
             ended = max(ended, parse_ts(last_event_at))
             if ended >= at - idle_timeout:
                 continue  # the root ended less than the idle timeout ago
-            endings.append(("error" if is_error else "completed", format_ts(ended), session_id, last_event_at))
+            endings.append(("error" if is_error else "completed", format_ts(ended), session_id, last_event_at,
+                            cutoff))
         if endings:
             completed += store.run_write(lambda uow, endings=endings: _complete(uow, endings))
         if len(page) < page_size:

@@ -328,6 +328,7 @@ def _m017(conn: psycopg.Connection) -> None:
     # SQLite's m017: idle-completed sessions are marked (a later event reopens them), and the
     # active sessions are indexed by last activity for the idle sweep.
     conn.execute("ALTER TABLE sessions ADD COLUMN idle_ended INTEGER NOT NULL DEFAULT 0")
+    conn.execute('ALTER TABLE sessions ADD COLUMN last_seen_at TEXT COLLATE "C"')
     conn.execute("CREATE INDEX idx_sessions_active_last_event ON sessions(last_event_at, session_id) WHERE status = 'active'")
 
 

@@ -68,13 +68,15 @@ def iter_session_events(conn: psycopg.Connection, session_id: str) -> Iterator[d
 
 def idle_candidates(conn: psycopg.Connection, cutoff: str, after: tuple[str, str] | None,
                     limit: int) -> list[tuple]:
-    """(session_id, last_event_at) of active sessions whose last event is before `cutoff`, in
+    """(session_id, last_event_at) of active sessions whose last event is before `cutoff` and
+    that received none since (last_seen_at), in
     (last_event_at, session_id) order after the key `after` (idx_sessions_active_last_event)."""
     low, sid = after or ("", "")
     return conn.execute(
         "SELECT session_id, last_event_at FROM sessions WHERE status = 'active' AND last_event_at < %s "
-        "AND (last_event_at, session_id) > (%s, %s) ORDER BY last_event_at, session_id LIMIT %s",
-        [cutoff, low, sid, limit]).fetchall()
+        "AND (last_event_at, session_id) > (%s, %s) AND COALESCE(last_seen_at, '') < %s "
+        "ORDER BY last_event_at, session_id LIMIT %s",
+        [cutoff, low, sid, cutoff, limit]).fetchall()
 
 
 def latest_roots(conn: psycopg.Connection, session_ids: list[str]) -> dict[str, tuple]:
@@ -100,6 +102,7 @@ def complete_idle(conn: psycopg.Connection, endings: list[tuple]) -> int:
     with conn.cursor() as cur:
         for ending in sorted(endings, key=lambda e: e[2]):
             cur.execute("UPDATE sessions SET status = %s, ended_at = %s, idle_ended = 1 "
-                        "WHERE session_id = %s AND status = 'active' AND last_event_at = %s", ending)
+                        "WHERE session_id = %s AND status = 'active' AND last_event_at = %s "
+                        "AND COALESCE(last_seen_at, '') < %s", ending)
             completed += cur.rowcount
     return completed

@@ -24,8 +24,9 @@ _EVENT_ROW = bulk.placeholders(len(EVENT_COLUMNS))
 _INSERT_SESSIONS = """
 INSERT INTO sessions (session_id, agent_name, started_at, status, total_tokens_in,
                       total_tokens_out, event_count, error_count, total_duration_ms, last_event_at,
-                      body_events, error_events)"""
-_SESSION_ROW = "(?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?)"
+                      body_events, error_events, last_seen_at)"""
+# last_seen_at: the server's clock (when the session last received an event).
+_SESSION_ROW = "(?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
 _ADD_TO_SESSIONS = """
 ON CONFLICT(session_id) DO UPDATE SET
     total_tokens_in = total_tokens_in + excluded.total_tokens_in,
@@ -41,7 +42,8 @@ ON CONFLICT(session_id) DO UPDATE SET
                       ELSE sessions.agent_name END,
     status = CASE WHEN sessions.idle_ended = 1 THEN 'active' ELSE sessions.status END,
     ended_at = CASE WHEN sessions.idle_ended = 1 THEN NULL ELSE sessions.ended_at END,
-    idle_ended = 0
+    idle_ended = 0,
+    last_seen_at = excluded.last_seen_at
 """
 
 # session_start fills and session_end updates, one row per session (_last_per_session):

@@ -347,6 +347,9 @@ def m017_session_idle_completion(db):
     # so that an event arriving later reopens them (an explicit session_end is final). The
     # idle sweep reads the active sessions by last activity: a partial index holds only them.
     db.execute("ALTER TABLE sessions ADD COLUMN idle_ended INTEGER NOT NULL DEFAULT 0")
+    # When the session last received an event, on the server's clock: idle is measured on it
+    # as well as on the events' own timestamps (late or skewed events do not end a session).
+    db.execute("ALTER TABLE sessions ADD COLUMN last_seen_at TEXT")
     db.execute("CREATE INDEX idx_sessions_active_last_event ON sessions(last_event_at, session_id) WHERE status = 'active'")
 
 

@@ -66,8 +66,9 @@ def iter_session_events(db: sqlite_utils.Database, session_id: str) -> Iterator[
 
 def idle_candidates(db: sqlite_utils.Database, cutoff: str, after: tuple[str, str] | None,
                     limit: int) -> list[tuple]:
-    """(session_id, last_event_at) of active sessions whose last event is before `cutoff`, in
-    (last_event_at, session_id) order after the key `after`: idx_sessions_active_last_event
+    """(session_id, last_event_at) of active sessions whose last event is before `cutoff` and
+    that received none since (last_seen_at), in (last_event_at, session_id) order after the
+    key `after`: idx_sessions_active_last_event
     holds only the active sessions (named: without statistics SQLite would take
     idx_sessions_status_started and sort every active session)."""
     low, sid = after or ("", "")
@@ -75,7 +76,8 @@ def idle_candidates(db: sqlite_utils.Database, cutoff: str, after: tuple[str, st
         "SELECT session_id, last_event_at FROM sessions INDEXED BY idx_sessions_active_last_event "
         "WHERE status = 'active' AND last_event_at < ? "
         "AND (last_event_at > ? OR (last_event_at = ? AND session_id > ?)) "
-        "ORDER BY last_event_at, session_id LIMIT ?", [cutoff, low, low, sid, limit]).fetchall()
+        "AND COALESCE(last_seen_at, '') < ? "
+        "ORDER BY last_event_at, session_id LIMIT ?", [cutoff, low, low, sid, cutoff, limit]).fetchall()
 
 
 def latest_roots(db: sqlite_utils.Database, session_ids: list[str]) -> dict[str, tuple]:
@@ -93,10 +95,12 @@ def latest_roots(db: sqlite_utils.Database, session_ids: list[str]) -> dict[str,
 
 
 def complete_idle(db: sqlite_utils.Database, endings: list[tuple]) -> int:
-    """Complete sessions the sweep found idle: (status, ended_at, session_id, last_event_at),
-    each only if it is still active with that last event (idempotent: a second sweeper, or an
-    event that arrived since, leaves it be). Returns how many were completed."""
+    """Complete sessions the sweep found idle: (status, ended_at, session_id, last_event_at,
+    cutoff), each only if it is still active with that last event and received nothing since
+    the cutoff (idempotent: a second sweeper, or an event that arrived since, leaves it be).
+    Returns how many were completed."""
     # rowcount leaves out the rows the session_stats triggers change.
     return db.conn.executemany("UPDATE sessions SET status = ?, ended_at = ?, idle_ended = 1 "
-                               "WHERE session_id = ? AND status = 'active' AND last_event_at = ?",
+                               "WHERE session_id = ? AND status = 'active' AND last_event_at = ? "
+                               "AND COALESCE(last_seen_at, '') < ?",
                                endings).rowcount

@@ -25,6 +25,11 @@ HOUR_AGO = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
 ROOT, CHILD = "00f067aa0ba902b7", "53995c3f42cd8ad8"
 
 
+def idle_now() -> datetime:
+    """A sweep's moment once what was just sent has been idle for IDLE on the server's clock."""
+    return datetime.now(UTC) + IDLE + timedelta(seconds=5)
+
+
 def ns(moment: datetime) -> int:
     return int(moment.timestamp()) * 1_000_000_000
 
@@ -47,30 +52,33 @@ def agent_run(start: datetime, *, root: bool = True, status: dict | None = None,
 
 def test_an_ended_agent_run_idle_for_the_timeout_is_completed(store):
     send(store, *agent_run(HOUR_AGO))
-    assert complete_idle_sessions(store, IDLE) == 1
+    assert complete_idle_sessions(store, IDLE) == 0  # it was received just now
+    assert complete_idle_sessions(store, IDLE, at=idle_now()) == 1
     session = get_session(store, "conv")
     assert session["status"] == "completed"
     assert session["ended_at"] == format_ts(HOUR_AGO + timedelta(seconds=10))
     assert session["agent_name"] == "planner"
-    assert complete_idle_sessions(store, IDLE) == 0  # a second sweep (another server) finds nothing
+    assert complete_idle_sessions(store, IDLE, at=idle_now()) == 0  # a second sweep (another server)
 
 
 def test_a_failed_root_span_completes_the_session_as_error(store):
     send(store, *agent_run(HOUR_AGO, status={"code": 2, "message": "agent crashed"}))
-    complete_idle_sessions(store, IDLE)
+    complete_idle_sessions(store, IDLE, at=idle_now())
     assert get_session(store, "conv")["status"] == "error"
 
 
 def test_a_run_whose_root_span_has_not_arrived_stays_active(store):
     send(store, *agent_run(HOUR_AGO, root=False))
-    assert complete_idle_sessions(store, IDLE) == 0
+    assert complete_idle_sessions(store, IDLE, at=idle_now()) == 0
     assert get_session(store, "conv")["status"] == "active"
 
 
 def test_a_session_idle_for_less_than_the_timeout_stays_active(store):
     send(store, *agent_run(datetime.now(UTC) - timedelta(minutes=10)))
-    assert complete_idle_sessions(store, IDLE) == 0
-    assert complete_idle_sessions(store, timedelta(minutes=5)) == 1
+    in_six_minutes = datetime.now(UTC) + timedelta(minutes=6)
+    assert complete_idle_sessions(store, IDLE, at=in_six_minutes) == 0  # the run ended 10 minutes ago
+    assert complete_idle_sessions(store, timedelta(minutes=5)) == 0  # received just now
+    assert complete_idle_sessions(store, timedelta(minutes=5), at=in_six_minutes) == 1
 
 
 def test_events_sessions_without_session_end_complete_and_ended_ones_keep_their_end(store):
@@ -80,7 +88,7 @@ def test_events_sessions_without_session_end_complete_and_ended_ones_keep_their_
         {"session_id": "ended", "event_type": "llm_call", "timestamp": ts},
         {"session_id": "ended", "event_type": "session_end", "timestamp": ts, "status": "error"},
     ])
-    assert complete_idle_sessions(store, IDLE) == 1
+    assert complete_idle_sessions(store, IDLE, at=idle_now()) == 1
     api = get_session(store, "api")
     assert (api["status"], api["ended_at"]) == ("completed", format_ts(HOUR_AGO + timedelta(seconds=1.5)))
     assert get_session(store, "ended")["status"] == "error"
@@ -90,7 +98,7 @@ def test_the_sweep_goes_through_every_page(store):
     ingest_events(store, [
         {"session_id": f"s{i}", "event_type": "step", "timestamp": format_ts(HOUR_AGO + timedelta(seconds=i % 3))}
         for i in range(7)])
-    assert complete_idle_sessions(store, IDLE, page_size=2) == 7
+    assert complete_idle_sessions(store, IDLE, at=idle_now(), page_size=2) == 7
     assert list_sessions(store, status="completed", limit=50, offset=0)["total"] == 7
 
 
@@ -102,7 +110,7 @@ def test_no_timeout_never_completes(store):
 
 def test_an_event_after_the_idle_completion_is_kept_and_reopens_the_session(store):
     send(store, *agent_run(HOUR_AGO))
-    complete_idle_sessions(store, IDLE)
+    complete_idle_sessions(store, IDLE, at=idle_now())
     later = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=1)
     send(store, *agent_run(later, trace="4bf92f3577b34da6a3ce929d0e0e4736"))  # the next turn
     session = get_session(store, "conv")
@@ -113,9 +121,23 @@ def test_an_event_after_the_idle_completion_is_kept_and_reopens_the_session(stor
     assert get_session(store, "conv")["ended_at"] == format_ts(later + timedelta(seconds=10))
 
 
+def test_a_late_event_reopens_the_session_until_it_is_idle_on_the_server_clock_too(store):
+    send(store, *agent_run(HOUR_AGO))
+    complete_idle_sessions(store, IDLE, at=idle_now())
+    # A span of the same run exported late: its timestamp is an hour old, but it just arrived.
+    send(store, span("1a2b3c4d5e6f7a8b", parent=ROOT, start=ns(HOUR_AGO) + 3000 * MS,
+                     attrs={"gen_ai.conversation.id": "conv", "gen_ai.operation.name": "execute_tool",
+                            "gen_ai.tool.name": "search"}))
+    assert get_session(store, "conv")["status"] == "active"
+    assert complete_idle_sessions(store, IDLE) == 0
+    assert complete_idle_sessions(store, IDLE, at=idle_now()) == 1
+    session = get_session(store, "conv")
+    assert (session["status"], len(session["events"])) == ("completed", 3)
+
+
 def test_a_session_end_after_the_idle_completion_is_final(store):
     ingest_events(store, [{"session_id": "api", "event_type": "step", "timestamp": format_ts(HOUR_AGO)}])
-    complete_idle_sessions(store, IDLE)
+    complete_idle_sessions(store, IDLE, at=idle_now())
     end = format_ts(HOUR_AGO + timedelta(minutes=50))
     ingest_events(store, [{"session_id": "api", "event_type": "session_end", "timestamp": end,
                            "status": "error"}])
@@ -130,7 +152,7 @@ def test_rollups_stay_exact_when_sessions_change_status(store, db):
         {"session_id": f"s{i}", "agent_name": "a", "event_type": "llm_call", "tokens_in": i,
          "timestamp": format_ts(HOUR_AGO + timedelta(seconds=i)), "duration_ms": 1000}
         for i in range(5)])
-    complete_idle_sessions(store, IDLE)
+    complete_idle_sessions(store, IDLE, at=idle_now())
     ingest_events(store, [{"session_id": "s0", "event_type": "llm_call", "timestamp": format_ts(HOUR_AGO)}])
     overview = get_analytics(store)["overview"]
     counts = dict(db.conn.execute("SELECT status, COUNT(*) FROM sessions GROUP BY status").fetchall())
@@ -171,9 +193,10 @@ def test_bad_idle_timeout_is_refused(text):
 
 def test_alerts_evaluate_completes_idle_sessions(store, cli):
     send(store, *agent_run(HOUR_AGO))
+    time.sleep(1.1)  # idle for a second on the server's clock too
     result = cli("alerts", "evaluate", "--json", env={"OBSCTL_SESSION_IDLE_TIMEOUT": "off"})
     assert result.exit_code == 0 and get_session(store, "conv")["status"] == "active"
-    result = cli("alerts", "evaluate", "--json", env={"OBSCTL_SESSION_IDLE_TIMEOUT": "30m"})
+    result = cli("alerts", "evaluate", "--json", env={"OBSCTL_SESSION_IDLE_TIMEOUT": "1"})
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["evaluated"] == 0
     assert get_session(store, "conv")["status"] == "completed"
@@ -181,9 +204,10 @@ def test_alerts_evaluate_completes_idle_sessions(store, cli):
 
 def test_prune_completes_idle_sessions(store, cli):
     send(store, *agent_run(HOUR_AGO))
-    result = cli("prune", "--older-than", "30d", "--dry-run", env={"OBSCTL_SESSION_IDLE_TIMEOUT": "30m"})
+    time.sleep(1.1)
+    result = cli("prune", "--older-than", "30d", "--dry-run", env={"OBSCTL_SESSION_IDLE_TIMEOUT": "1"})
     assert result.exit_code == 0 and get_session(store, "conv")["status"] == "active"
-    result = cli("prune", "--older-than", "30d", env={"OBSCTL_SESSION_IDLE_TIMEOUT": "30m"})
+    result = cli("prune", "--older-than", "30d", env={"OBSCTL_SESSION_IDLE_TIMEOUT": "1"})
     assert result.exit_code == 0, result.output
     assert get_session(store, "conv")["status"] == "completed"
 
