@@ -89,6 +89,26 @@ def parse_future_skew(text: str | None) -> timedelta | None:
     return timedelta(seconds=seconds)
 
 
+DEFAULT_SESSION_IDLE_TIMEOUT = timedelta(minutes=30)
+
+
+def parse_idle_timeout(text: str | None) -> timedelta | None:
+    """Parse `OBSCTL_SESSION_IDLE_TIMEOUT`, how long an active session whose root has ended
+    may receive nothing before it is completed: unset/empty = 30 minutes; `90s`, `30m`, `2h`,
+    `1d` or plain seconds; `0` or `off` = never (returns None)."""
+    if text is None or not text.strip():
+        return DEFAULT_SESSION_IDLE_TIMEOUT
+    raw = text.strip().lower()
+    match = _SKEW_RE.match(raw)
+    if raw != "off" and not match:
+        raise InvalidInput(f"OBSCTL_SESSION_IDLE_TIMEOUT must look like 30m, 2h, 90s, a number of "
+                           f"seconds, or 0/off to never complete idle sessions; got {text!r}")
+    seconds = int(match.group(1)) * _SKEW_UNITS[match.group(2)] if match else 0
+    if seconds > MAX_FUTURE_SKEW_DAYS * 86400:
+        raise InvalidInput(f"OBSCTL_SESSION_IDLE_TIMEOUT must be at most {MAX_FUTURE_SKEW_DAYS}d; got {text!r}")
+    return timedelta(seconds=seconds) if seconds else None
+
+
 def _int_env(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
     raw = env.get(name)
     if raw is None or raw == "":
@@ -132,6 +152,9 @@ class Settings:
     remote_api_key: str | None = None
     # Where people reach this obsctl's API (OBSCTL_PUBLIC_URL): alerts link to it.
     public_url: str | None = None
+    # An active session whose root has ended and that receives nothing this long is completed
+    # (OBSCTL_SESSION_IDLE_TIMEOUT; None: never). See obsctl/services/sessions/lifecycle.py.
+    session_idle_timeout: timedelta | None = DEFAULT_SESSION_IDLE_TIMEOUT
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
@@ -160,6 +183,7 @@ class Settings:
             remote_url=env.get("OBSCTL_URL") or None,
             remote_api_key=env.get("OBSCTL_API_KEY") or None,
             public_url=parse_public_url(env.get("OBSCTL_PUBLIC_URL")),
+            session_idle_timeout=parse_idle_timeout(env.get("OBSCTL_SESSION_IDLE_TIMEOUT")),
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:

@@ -45,7 +45,8 @@ def prune_command(
     Example: obsctl prune --older-than 30d --dry-run
     """
     verb = "would delete" if dry_run else "deleted"
-    result = run(ctx, service.prune, older_than, dry_run=dry_run, opening="existing")
+    result = run(ctx, service.prune, older_than, dry_run=dry_run, opening="existing",
+                 idle_timeout=settings_of(ctx).session_idle_timeout)
     show(result, json_, lambda result: print(
         f"{verb} {plural(result['sessions'], 'session')} and {plural(result['events'], 'event')} "
         f"with no activity since {result['cutoff']}"))

@@ -15,11 +15,12 @@ CHECK_TIMEOUT = 900.0
 
 def prune(client: Client, older_than: str, *, dry_run: bool = False,
           on_progress=lambda sessions, events: None, cutoff: str | None = None,
-          deadline: float | None = None) -> dict:
+          deadline: float | None = None, idle_timeout=None) -> dict:
     """The server prunes for a few seconds per request and says whether it finished; the
     requests go on, with the first answer's cutoff, until it has. Sending one again after a
     lost answer is harmless (what it deleted stays deleted), though that batch then goes
-    uncounted."""
+    uncounted. The server completes idle sessions by its own OBSCTL_SESSION_IDLE_TIMEOUT
+    (`idle_timeout` is the local setting, not sent)."""
     sessions = events = 0
     while True:
         body = {"older_than": older_than, "dry_run": dry_run}

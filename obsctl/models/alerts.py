@@ -14,7 +14,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.common import NOT_BLANK, Count, ReadOnly, Timestamp, bounded, one_of
 from obsctl.params import IntParam
-from obsctl.vocabulary import METRICS, SCORE_METRIC_PATTERN, OPERATORS, operator_spellings
+from obsctl.vocabulary import METRICS, OPERATORS, SCORE_METRIC_PATTERN, operator_spellings
 
 WINDOW_MINUTES = IntParam("window_minutes", 1, 43200, default=60)
 COOLDOWN_MINUTES = IntParam("cooldown_minutes", 0, 525600, default=15)  # a year; longer is a typo

@@ -33,9 +33,9 @@ change starts there.
 from __future__ import annotations
 
 from collections import Counter
-from statistics import median
 from dataclasses import dataclass, field
 from datetime import timedelta
+from statistics import median
 from typing import Any
 
 import orjson

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
+from obsctl.services.sessions.lifecycle import complete_idle_sessions
 from obsctl.store import Store
 from obsctl.timeutil import iso_minus, normalize_ts, now_iso
 
@@ -38,8 +39,11 @@ def parse_age(text: str) -> timedelta:
 
 def prune(store: Store, older_than: str, *, dry_run: bool = False,
           on_progress=lambda sessions, events: None, cutoff: str | None = None,
-          deadline: float | None = None) -> dict:
+          deadline: float | None = None, idle_timeout: timedelta | None = None) -> dict:
     """Delete sessions (with their events) whose last activity is older than `older_than`.
+
+    First, unless `dry_run`, sessions idle for `idle_timeout` are completed (see
+    services/sessions/lifecycle.py), as every scheduled run does.
 
     Works in transactions of a few hundred sessions so a running server keeps ingesting.
 
@@ -49,6 +53,8 @@ def prune(store: Store, older_than: str, *, dry_run: bool = False,
     the returned cutoff goes on. The HTTP API prunes this way, so no request runs for long.
     """
     age = parse_age(older_than)
+    if not dry_run:
+        complete_idle_sessions(store, idle_timeout)
     latest = iso_minus(age)
     cutoff = latest if cutoff is None else _checked_cutoff(cutoff, latest, older_than)
     sessions, events = store.maintenance.count_prunable(cutoff)

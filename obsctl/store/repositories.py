@@ -188,6 +188,21 @@ class OtlpRepository(Protocol):
     def set_session_agents(self, pairs: Iterable[tuple[str, str]]) -> None:
         """Set (agent_name, session_id)."""
 
+    def lock_traces(self, trace_ids: Sequence[str]) -> None:
+        """Make requests settling the token usage of these traces take turns (in a transaction)."""
+
+    def model_call_children(self, parent_ids: Sequence[str]) -> list[tuple]:
+        """(parent_id, event_type, metadata) of stored llm_call or error events whose parent
+        is one of `parent_ids`."""
+
+    def counted_usage(self, event_ids: Sequence[str]) -> list[tuple]:
+        """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata)
+        of the stored events among `event_ids` whose token counts are counted."""
+
+    def retract_usage(self, rows: Sequence[tuple]) -> None:
+        """Stop counting the usage of events read by counted_usage (with new metadata): their
+        token columns become NULL, the counts leave the session totals and the rollup."""
+
 
 class ScorecardsRepository(Protocol):
     """Aggregates behind the scorecards, per agent or, for one agent, per day."""
@@ -256,6 +271,20 @@ class SessionsRepository(Protocol):
 
     def session_scores(self, session_id: str) -> list[dict]:
         """A session's scores, oldest first."""
+
+
+    def idle_candidates(self, cutoff: str, after: tuple[str, str] | None, limit: int) -> list[tuple]:
+        """(session_id, last_event_at) of active sessions whose last event is before `cutoff`,
+        in (last_event_at, session_id) order after the key `after`."""
+
+    def latest_roots(self, session_ids: list[str]) -> dict[str, tuple]:
+        """session_id -> (timestamp, duration_ms, is_error) of each session's latest root event
+        (no parent_id; not a session_end)."""
+
+    def complete_idle(self, endings: list[tuple]) -> int:
+        """Complete (status, ended_at, session_id, last_event_at, cutoff) sessions still active
+        with that last event and nothing received since the cutoff, marked as idle-ended;
+        returns how many."""
 
 
 class SlaRepository(Protocol):

@@ -24,7 +24,8 @@ EVENT_READ_COLUMNS = (
 COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sessions", ("session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
                   "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
-                  "last_event_at", "body_events", "error_events")),
+                  "last_event_at", "body_events", "error_events", "idle_ended",
+                  "last_seen_at")),
     ("events", ("id", "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in",
                 "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
                 "metadata", "agent_name", "tool_name", "is_error", "parent_id")),

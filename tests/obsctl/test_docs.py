@@ -116,7 +116,8 @@ def anchors(page: Path) -> set[str]:
     return {slug(m.group(1)) for m in re.finditer(r"^#+ (.+)$", text, flags=re.MULTILINE)}
 
 
-@pytest.mark.parametrize("page", [ROOT / "README.md", *sorted(DOCS.glob("*.md"))], ids=lambda p: p.name)
+@pytest.mark.parametrize("page", [ROOT / "README.md", *sorted(DOCS.glob("*.md")), *sorted(DOCS.glob("otel/*.md"))],
+                         ids=lambda p: p.name)
 def test_links_between_pages_resolve(page):
     text = generate.FENCE.sub("", page.read_text())
     broken = []

@@ -20,6 +20,7 @@ from obsctl.services import webhooks
 from obsctl.services.alerts.rules import rule_view
 from obsctl.services.metrics import compute_metric_groups
 from obsctl.services.pricing import pricer_for
+from obsctl.services.sessions.lifecycle import complete_idle_sessions
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, normalize_ts, now, now_iso, parse_ts
 
@@ -93,6 +94,9 @@ def evaluate_alerts(store: Store, settings, *, at: datetime | None = None, dry_r
     (a past moment, to tune thresholds on history) the windows end at `at`; a cooldown counts
     only firings before it.
     """
+    if at is None and not dry_run:
+        # Duration metrics and session counts see sessions that went idle as ended.
+        complete_idle_sessions(store, getattr(settings, "session_idle_timeout", None))
     at = at or now()
     evaluated_at = format_ts(at)
     rules = store.alerts.list_rules(enabled_only=True)

@@ -6,6 +6,8 @@ Sessions: a span's own session attribute wins; otherwise the session named by an
 the same trace in the request; otherwise the session remembered for the trace from an
 earlier request; otherwise the trace id. When a trace's session becomes known, the link is
 remembered and the spans stored earlier under the trace id move into the session.
+
+Token usage is counted once, on the spans that made the model calls (usage.py).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from obsctl.services.ingest import (
     validate_events,
 )
 from obsctl.services.otlp.decode import decode_request
-from obsctl.services.otlp.mapping import explicit_agent, explicit_session, service_name, span_to_event
+from obsctl.services.otlp.mapping import explicit_session, service_name, session_agent, span_to_event
+from obsctl.services.otlp.usage import settle_usage, usage_traces
 from obsctl.services.otlp.wire import RejectedSpan, SpanRecord
 from obsctl.store import Store
 
@@ -124,6 +127,8 @@ def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict], own: 
     transaction had to be redone, so it changes nothing outside the database (`raw` and
     `valid` are copied before a session is filled in)."""
     with store.transaction():
+        # Two requests settling the usage of one trace's spans take turns (see usage.py).
+        store.otlp.lock_traces(usage_traces(records, raw))
         remembered = store.otlp.trace_sessions(trace_ids)
         new_links = [(t, s) for t, s in named.items() if t not in remembered]
         moved = 0
@@ -145,6 +150,7 @@ def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict], own: 
                      for v, i in zip(valid, positions)]
             batch = prepare_batch(valid)
         stored = store_prepared(store, valid, batch)
+        settle_usage(store, records, raw)
         _fill_sessions(store, records, raw)
     return stored, moved
 
@@ -162,22 +168,24 @@ def _fill_sessions(store: Store, records: list[SpanRecord], raw: list[dict]) -> 
     """Session metadata from resource attributes; the agent name from the agent span.
 
     An auto-created session takes the agent name of its first event, often the service
-    name of an LLM span; an agent name set by the instrumentation (from the earliest agent
-    span) replaces it, but never a name another source gave the session.
+    name of an LLM span; an agent name set by the instrumentation (from the root agent span,
+    else the earliest agent span) replaces it, but never a name another source gave the session.
     """
     metadata: dict[str, str] = {}
-    agents: dict[str, tuple[int, str]] = {}
+    agents: dict[str, tuple[tuple, str]] = {}
     fallbacks: dict[str, set] = {}
     for record, event in zip(records, raw):
         session_id = event["session_id"]
         if session_id not in metadata and record.resource:
             metadata[session_id] = orjson.dumps(record.resource).decode()
         fallbacks.setdefault(session_id, {"unknown"}).add(service_name(record))
-        agent = explicit_agent(record)
+        agent = session_agent(record)
         if agent is None or len(agent) > MAX_TEXT_LEN:
             continue
-        if session_id not in agents or record.start_ns < agents[session_id][0]:
-            agents[session_id] = (record.start_ns, agent)
+        # The root agent span's name wins, then the earliest agent span's.
+        key = (bool(record.parent_span_id), record.start_ns)
+        if session_id not in agents or key < agents[session_id][0]:
+            agents[session_id] = (key, agent)
     store.otlp.fill_session_metadata([(m, s) for s, m in metadata.items()])
     if not agents:
         return

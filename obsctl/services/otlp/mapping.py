@@ -36,9 +36,14 @@ LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embe
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent", "invoke_workflow"})
 TOOL, LLM, AGENT = "tool", "llm", "agent"
 _EVENT_TYPES = {TOOL: "tool_call", LLM: "llm_call", AGENT: "decision"}
+# The event type of a root agent span (an agent, chain or workflow span with no parent).
+ROOT_AGENT_TYPE = "agent_run"
 SPAN_KIND_NAMES = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer",
                    5: "consumer"}
 STATUS_ERROR = 2
+# The metadata key holding token usage a span reported but the session totals do not count
+# (it is counted on the model-call spans under it).
+UNCOUNTED_USAGE = "uncounted_usage"
 
 # Attributes whose content goes to input_data, output_data or tool_call; they are not
 # repeated in the event's metadata.
@@ -100,13 +105,36 @@ def explicit_agent(span: SpanRecord) -> str | None:
     return name
 
 
+def session_agent(span: SpanRecord, role: str | None = None) -> str | None:
+    """The agent name a span gives its session: an explicit agent name, or for a root agent
+    span (an agent invocation without a parent) the name of the agent or workflow it runs:
+    OpenLLMetry's workflow name, or an OpenInference AGENT span's own name."""
+    name = explicit_agent(span)
+    if name is not None or span.parent_span_id:
+        return name
+    if (role or span_role(span)) != AGENT:
+        return None
+    get = span.lookup.get
+    if get("traceloop.span.kind") == "workflow":
+        return _identifier(get("traceloop.entity.name")) or _identifier(get("traceloop.workflow.name"))
+    kind = get("openinference.span.kind")
+    if type(kind) is str and kind.upper() == "AGENT":
+        return span.name or None
+    return None
+
+
 def service_name(span: SpanRecord) -> str | None:
     return _identifier(attr(span, "service.name"))
 
 
 def span_role(span: SpanRecord) -> str | None:
     """tool, llm or agent; explicit operation names and span kinds win over a model hint."""
-    get = span.lookup.get
+    return role_from(span.lookup.get)
+
+
+def role_from(get) -> str | None:
+    """span_role from an attribute getter (a span's lookup, or the attributes an event kept
+    in its metadata)."""
     operation = get("gen_ai.operation.name")
     oi_kind = get("openinference.span.kind")
     oi_kind = oi_kind.upper() if type(oi_kind) is str else None
@@ -147,17 +175,20 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
     get = span.lookup.get
     other, prompts, completions = _split_attributes(span.attributes)
     trace_id = span.trace_id
+    event_type = _EVENT_TYPES.get(role, "generic")
+    if role == AGENT and not span.parent_span_id:
+        event_type = ROOT_AGENT_TYPE  # the run itself, the root of the session's tree
     event: dict[str, Any] = {
         "event_id": f"{trace_id}:{span.span_id}",
         "session_id": session_id,
-        "event_type": _EVENT_TYPES.get(role, "generic"),
+        "event_type": event_type,
         "timestamp": ns_to_iso(span.start_ns),
     }
     if span.parent_span_id:
         event["parent_id"] = f"{trace_id}:{span.parent_span_id}"
     if span.end_ns >= span.start_ns:
         event["duration_ms"] = (span.end_ns - span.start_ns) / 1e6
-    agent = explicit_agent(span) or _identifier(get("service.name"))
+    agent = session_agent(span, role) or _identifier(get("service.name"))
     if agent is not None:
         event["agent_name"] = agent
     for name, keys in _FIRST_OF:
@@ -166,6 +197,11 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
             if value is not None and value != "":
                 event[name] = _count(value) if name != "model" else value
                 break
+    uncounted = None
+    if role == AGENT and ("tokens_in" in event or "tokens_out" in event):
+        # An agent, chain or workflow span reports the usage of the model calls under it:
+        # kept with the span, counted only on those calls (see usage.py).
+        uncounted = {k: event.pop(k) for k in ("tokens_in", "tokens_out") if k in event}
 
     input_data = _input_data(span, prompts)
     output_data, reasoning = _output_data(span, completions)
@@ -184,6 +220,8 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
     if reasoning:
         event["decision_trace"] = {"reasoning": reasoning}
     event["metadata"] = _metadata(span, other)
+    if uncounted:
+        event["metadata"][UNCOUNTED_USAGE] = uncounted
     return event
 
 

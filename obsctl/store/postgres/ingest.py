@@ -26,13 +26,15 @@ _CLAIM_KEYS = "INSERT INTO event_keys (event_id) SELECT unnest(%s::text[])"
 _CLAIM_NEW_KEYS = _CLAIM_KEYS + " ON CONFLICT DO NOTHING RETURNING event_id"
 
 # Per-session deltas: a new session gets the batch's values, an existing one adds them; an
-# 'unknown' agent is replaced by the first real agent name seen.
+# 'unknown' agent is replaced by the first real agent name seen; a session the idle sweep
+# completed is active again.
 _ADD_TO_SESSIONS = """
 INSERT INTO sessions AS s (session_id, agent_name, started_at, status, total_tokens_in,
                            total_tokens_out, event_count, error_count, total_duration_ms,
-                           last_event_at, body_events, error_events)
+                           last_event_at, body_events, error_events, last_seen_at)
 SELECT v.session_id, v.agent_name, v.started_at, 'active', v.tokens_in, v.tokens_out, v.events,
-       v.errors, v.duration, v.last_event_at, v.body_events, v.error_events
+       v.errors, v.duration, v.last_event_at, v.body_events, v.error_events,
+       to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::bigint[],
             %s::bigint[], %s::float8[], %s::text[], %s::bigint[], %s::bigint[])
      AS v(session_id, agent_name, started_at, tokens_in, tokens_out, events, errors, duration,
@@ -47,7 +49,11 @@ ON CONFLICT (session_id) DO UPDATE SET
     total_duration_ms = s.total_duration_ms + excluded.total_duration_ms,
     started_at = LEAST(s.started_at, excluded.started_at),
     last_event_at = GREATEST(COALESCE(s.last_event_at, ''), excluded.last_event_at),
-    agent_name = CASE WHEN s.agent_name = 'unknown' THEN excluded.agent_name ELSE s.agent_name END
+    agent_name = CASE WHEN s.agent_name = 'unknown' THEN excluded.agent_name ELSE s.agent_name END,
+    status = CASE WHEN s.idle_ended = 1 THEN 'active' ELSE s.status END,
+    ended_at = CASE WHEN s.idle_ended = 1 THEN NULL ELSE s.ended_at END,
+    idle_ended = 0,
+    last_seen_at = excluded.last_seen_at
 """
 
 # session_start fills and session_end updates, one row per session.
@@ -58,7 +64,7 @@ FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) AS v(agent_name, met
 WHERE s.session_id = v.session_id
 """
 _APPLY_ENDS = """
-UPDATE sessions AS s SET ended_at = v.ended_at, status = v.status,
+UPDATE sessions AS s SET ended_at = v.ended_at, status = v.status, idle_ended = 0,
        total_tokens_in = COALESCE(v.final_in, s.total_tokens_in),
        total_tokens_out = COALESCE(v.final_out, s.total_tokens_out)
 FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::text[])

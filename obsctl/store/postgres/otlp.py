@@ -136,3 +136,63 @@ def set_session_agents(conn: psycopg.Connection, pairs: Iterable[tuple[str, str]
     if pairs:
         with conn.cursor() as cur:
             cur.executemany("UPDATE sessions SET agent_name = %s WHERE session_id = %s", pairs)
+
+
+def lock_traces(conn: psycopg.Connection, trace_ids: Sequence[str]) -> None:
+    """Serialise requests settling the usage of these traces (one transaction-scoped advisory
+    lock per trace, taken in one order so two requests never wait for each other in a cycle):
+    otherwise a parent and its model-call child stored at once by two servers could each miss
+    the other and both count."""
+    if trace_ids:
+        conn.execute(
+            """SELECT pg_advisory_xact_lock(k) FROM (
+                   SELECT DISTINCT hashtext('obsctl-trace:' || current_schema() || ':' || t) AS k
+                   FROM unnest(%s::text[]) AS t ORDER BY k) AS keys""",
+            [list(trace_ids)])
+
+
+def model_call_children(conn: psycopg.Connection, parent_ids: Sequence[str]) -> list[tuple]:
+    """(parent_id, event_type, metadata) of the stored events that may be model calls (type
+    llm_call or error) whose parent is one of `parent_ids` (span event ids): a range of each
+    trace's event ids on idx_events_event_id."""
+    traces: dict[str, list[str]] = {}
+    for event_id in parent_ids:
+        traces.setdefault(event_id.partition(":")[0], []).append(event_id)
+    found: list[tuple] = []
+    for trace_id, ids in traces.items():
+        found.extend(conn.execute(
+            "SELECT parent_id, event_type, metadata FROM events WHERE event_id >= %s AND event_id < %s "
+            "AND event_type IN ('llm_call', 'error') AND parent_id = ANY(%s::text[])",
+            [f"{trace_id}:", f"{trace_id};", ids]).fetchall())
+    return found
+
+
+def counted_usage(conn: psycopg.Connection, event_ids: Sequence[str]) -> list[tuple]:
+    """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata)
+    of the stored events among `event_ids` whose token counts are counted."""
+    if not event_ids:
+        return []
+    return conn.execute(
+        "SELECT event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata "
+        "FROM events WHERE event_id = ANY(%s::text[]) "
+        "AND (tokens_in IS NOT NULL OR tokens_out IS NOT NULL) ORDER BY event_id",
+        [list(event_ids)]).fetchall()
+
+
+def retract_usage(conn: psycopg.Connection, rows: Sequence[tuple]) -> None:
+    """Stop counting the usage of some events (see the SQLite module): token columns NULL,
+    the counts taken off their sessions' totals and the event_stats rollup."""
+    from obsctl.store.postgres import event_stats
+
+    with conn.cursor() as cur:
+        cur.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, metadata = %s "
+                        "WHERE event_id = %s AND timestamp = %s", [(r[7], r[0], r[3]) for r in rows])
+        cur.executemany("UPDATE sessions SET total_tokens_in = total_tokens_in - %s, "
+                        "total_tokens_out = total_tokens_out - %s WHERE session_id = %s",
+                        [(r[5], r[6], r[1]) for r in sorted(rows, key=lambda r: r[1])])
+    change: dict[tuple, list] = {}
+    for _, _, event_type, timestamp, model, tokens_in, tokens_out, _ in rows:
+        totals = change.setdefault((event_type, int(timestamp[11:13]), model or ""), [0, 0, 0, 0.0, 0])
+        totals[1] -= tokens_in
+        totals[2] -= tokens_out
+    event_stats.add_totals(conn, change)

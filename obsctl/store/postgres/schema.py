@@ -348,6 +348,14 @@ def _m016(conn: psycopg.Connection) -> None:
     """)
 
 
+def _m017(conn: psycopg.Connection) -> None:
+    # SQLite's m017: idle-completed sessions are marked (a later event reopens them), and the
+    # active sessions are indexed by last activity for the idle sweep.
+    conn.execute("ALTER TABLE sessions ADD COLUMN idle_ended INTEGER NOT NULL DEFAULT 0")
+    conn.execute('ALTER TABLE sessions ADD COLUMN last_seen_at TEXT COLLATE "C"')
+    conn.execute("CREATE INDEX idx_sessions_active_last_event ON sessions(last_event_at, session_id) WHERE status = 'active'")
+
+
 def _m019(conn: psycopg.Connection) -> None:
     # SQLite's m019: acknowledged changes of an agent's configuration.
     conn.execute("""
@@ -375,6 +383,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m012_alert_resolution", _m012),
     ("m013_rule_severity", _m013),
     ("m016_session_tags_and_scores", _m016),
+    ("m017_session_idle_completion", _m017),
     ("m019_change_acks", _m019),
 ]
 

@@ -56,7 +56,7 @@ def session_timeline_rows(conn: psycopg.Connection, session_id: str) -> list[tup
 
 
 _TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error "
-                f"FROM events WHERE session_id = %s ORDER BY timestamp, id")
+                "FROM events WHERE session_id = %s ORDER BY timestamp, id")
 
 
 def session_tree_rows(conn: psycopg.Connection, session_id: str) -> list[tuple]:
@@ -165,3 +165,47 @@ def session_scores(conn: psycopg.Connection, session_id: str) -> list[dict]:
     cursor = conn.execute(f"SELECT {', '.join(SCORE_COLUMNS)} FROM session_scores WHERE session_id = %s "
                           f"ORDER BY created_at, score_id", [session_id])
     return _rows(cursor, SCORE_COLUMNS)
+
+
+# --- The idle sweep (services/sessions/lifecycle.py) ---------------------------------------------
+
+def idle_candidates(conn: psycopg.Connection, cutoff: str, after: tuple[str, str] | None,
+                    limit: int) -> list[tuple]:
+    """(session_id, last_event_at) of active sessions whose last event is before `cutoff` and
+    that received none since (last_seen_at), in
+    (last_event_at, session_id) order after the key `after` (idx_sessions_active_last_event)."""
+    low, sid = after or ("", "")
+    return conn.execute(
+        "SELECT session_id, last_event_at FROM sessions WHERE status = 'active' AND last_event_at < %s "
+        "AND (last_event_at, session_id) > (%s, %s) AND COALESCE(last_seen_at, '') < %s "
+        "ORDER BY last_event_at, session_id LIMIT %s",
+        [cutoff, low, sid, cutoff, limit]).fetchall()
+
+
+def latest_roots(conn: psycopg.Connection, session_ids: list[str]) -> dict[str, tuple]:
+    """The latest root event (no parent; not a session_end) of each session that has one:
+    session_id -> (timestamp, duration_ms, is_error), one index probe per session."""
+    if not session_ids:
+        return {}
+    rows = conn.execute(
+        """SELECT s.id, r.timestamp, r.duration_ms, r.is_error
+           FROM unnest(%s::text[]) AS s(id)
+           CROSS JOIN LATERAL (
+               SELECT timestamp, duration_ms, is_error FROM events
+               WHERE session_id = s.id AND parent_id IS NULL AND event_type <> 'session_end'
+               ORDER BY timestamp DESC, id DESC LIMIT 1) AS r""",
+        [list(session_ids)]).fetchall()
+    return {sid: (ts, float(duration) if duration is not None else None, is_error)
+            for sid, ts, duration, is_error in rows}
+
+
+def complete_idle(conn: psycopg.Connection, endings: list[tuple]) -> int:
+    """Complete sessions the sweep found idle (see the SQLite module); returns how many."""
+    completed = 0
+    with conn.cursor() as cur:
+        for ending in sorted(endings, key=lambda e: e[2]):
+            cur.execute("UPDATE sessions SET status = %s, ended_at = %s, idle_ended = 1 "
+                        "WHERE session_id = %s AND status = 'active' AND last_event_at = %s "
+                        "AND COALESCE(last_seen_at, '') < %s", ending)
+            completed += cur.rowcount
+    return completed

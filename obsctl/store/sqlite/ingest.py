@@ -19,12 +19,14 @@ _INSERT_EVENTS_OR_IGNORE = _INSERT_EVENTS.replace("INSERT INTO", "INSERT OR IGNO
 _EVENT_ROW = bulk.placeholders(len(EVENT_COLUMNS))
 
 # Upsert of per-session deltas: a new session gets the batch's values; an existing one adds
-# them. An 'unknown' agent is replaced by the first real agent name seen.
+# them. An 'unknown' agent is replaced by the first real agent name seen. A session the idle
+# sweep completed (services/sessions/lifecycle.py) is active again when an event arrives.
 _INSERT_SESSIONS = """
 INSERT INTO sessions (session_id, agent_name, started_at, status, total_tokens_in,
                       total_tokens_out, event_count, error_count, total_duration_ms, last_event_at,
-                      body_events, error_events)"""
-_SESSION_ROW = "(?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?)"
+                      body_events, error_events, last_seen_at)"""
+# last_seen_at: the server's clock (when the session last received an event).
+_SESSION_ROW = "(?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
 _ADD_TO_SESSIONS = """
 ON CONFLICT(session_id) DO UPDATE SET
     total_tokens_in = total_tokens_in + excluded.total_tokens_in,
@@ -37,7 +39,11 @@ ON CONFLICT(session_id) DO UPDATE SET
     started_at = MIN(started_at, excluded.started_at),
     last_event_at = MAX(COALESCE(last_event_at, ''), excluded.last_event_at),
     agent_name = CASE WHEN sessions.agent_name = 'unknown' THEN excluded.agent_name
-                      ELSE sessions.agent_name END
+                      ELSE sessions.agent_name END,
+    status = CASE WHEN sessions.idle_ended = 1 THEN 'active' ELSE sessions.status END,
+    ended_at = CASE WHEN sessions.idle_ended = 1 THEN NULL ELSE sessions.ended_at END,
+    idle_ended = 0,
+    last_seen_at = excluded.last_seen_at
 """
 
 # session_start fills and session_end updates, one row per session (_last_per_session):
@@ -54,13 +60,13 @@ UPDATE sessions SET agent_name = v.column1, metadata = COALESCE(v.column2, metad
 FROM (""", ") AS v WHERE sessions.session_id = v.column4"
 
 _APPLY_END = """
-UPDATE sessions SET ended_at = ?, status = ?,
+UPDATE sessions SET ended_at = ?, status = ?, idle_ended = 0,
        total_tokens_in = COALESCE(?, total_tokens_in),
        total_tokens_out = COALESCE(?, total_tokens_out)
 WHERE session_id = ?
 """
 _APPLY_ENDS = """
-UPDATE sessions SET ended_at = v.column1, status = v.column2,
+UPDATE sessions SET ended_at = v.column1, status = v.column2, idle_ended = 0,
        total_tokens_in = COALESCE(v.column3, total_tokens_in),
        total_tokens_out = COALESCE(v.column4, total_tokens_out)
 FROM (""", ") AS v WHERE sessions.session_id = v.column5"

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 
 import sqlite_utils
 
+from obsctl.store.sqlite import event_stats
 from obsctl.store.sqlite import ingest as event_store
 
 _CHUNK = 900
@@ -113,3 +114,69 @@ def session_agents(db: sqlite_utils.Database, session_ids: Sequence[str]) -> dic
 def set_session_agents(db: sqlite_utils.Database, pairs: Iterable[tuple[str, str]]) -> None:
     """Set (agent_name, session_id)."""
     db.conn.executemany("UPDATE sessions SET agent_name = ? WHERE session_id = ?", pairs)
+
+
+def lock_traces(db: sqlite_utils.Database, trace_ids: Sequence[str]) -> None:
+    """Serialise requests settling the usage of these traces: SQLite already runs one write
+    transaction at a time."""
+
+
+def _by_trace(event_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Event ids `<trace id>:<span id>` grouped by trace id."""
+    traces: dict[str, list[str]] = {}
+    for event_id in event_ids:
+        traces.setdefault(event_id.partition(":")[0], []).append(event_id)
+    return traces
+
+
+def model_call_children(db: sqlite_utils.Database, parent_ids: Sequence[str]) -> list[tuple]:
+    """(parent_id, event_type, metadata) of the stored events that may be model calls (type
+    llm_call or error) whose parent is one of `parent_ids` (span event ids): a range of each
+    trace's event ids on the unique index."""
+    found: list[tuple] = []
+    conn = db.conn
+    for trace_id, ids in _by_trace(parent_ids).items():
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start:start + _CHUNK]
+            found.extend(conn.execute(
+                f"SELECT parent_id, event_type, metadata FROM events WHERE event_id >= ? AND event_id < ? "
+                f"AND event_type IN ('llm_call', 'error') AND parent_id IN ({','.join('?' * len(chunk))})",
+                [f"{trace_id}:", f"{trace_id};", *chunk]).fetchall())
+    return found
+
+
+def counted_usage(db: sqlite_utils.Database, event_ids: Sequence[str]) -> list[tuple]:
+    """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata)
+    of the stored events among `event_ids` whose token counts are counted."""
+    found: list[tuple] = []
+    conn = db.conn
+    for start in range(0, len(event_ids), _CHUNK):
+        chunk = event_ids[start:start + _CHUNK]
+        found.extend(conn.execute(
+            f"SELECT event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata "
+            f"FROM events WHERE event_id IN ({','.join('?' * len(chunk))}) "
+            f"AND (tokens_in IS NOT NULL OR tokens_out IS NOT NULL) ORDER BY event_id", chunk).fetchall())
+    return found
+
+
+def retract_usage(db: sqlite_utils.Database, rows: Sequence[tuple]) -> None:
+    """Stop counting the usage of some events: (event_id, session_id, event_type, timestamp,
+    model, tokens_in, tokens_out, metadata) as counted_usage read them (counts 0 for none),
+    with the metadata to store. Their token columns become NULL and the counts are taken off
+    their sessions' totals and the event_stats rollup."""
+    conn = db.conn
+    conn.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, metadata = ? WHERE event_id = ?",
+                     [(r[7], r[0]) for r in rows])
+    conn.executemany("UPDATE sessions SET total_tokens_in = total_tokens_in - ?, "
+                     "total_tokens_out = total_tokens_out - ? WHERE session_id = ?",
+                     [(r[5], r[6], r[1]) for r in rows])
+    event_stats.add_totals(conn, _rollup_change(rows))
+
+
+def _rollup_change(rows: Sequence[tuple]) -> dict[tuple, list]:
+    change: dict[tuple, list] = {}
+    for _, _, event_type, timestamp, model, tokens_in, tokens_out, _ in rows:
+        totals = change.setdefault((event_type, int(timestamp[11:13]), model or ""), [0, 0, 0, 0.0, 0])
+        totals[1] -= tokens_in
+        totals[2] -= tokens_out
+    return change

@@ -369,6 +369,18 @@ def m016_session_tags_and_scores(db):
         CREATE INDEX idx_session_scores_name_created ON session_scores(name, created_at);
     """)
 @migrations()
+def m017_session_idle_completion(db):
+    # Sessions completed because they went idle (services/sessions/lifecycle.py) are marked,
+    # so that an event arriving later reopens them (an explicit session_end is final). The
+    # idle sweep reads the active sessions by last activity: a partial index holds only them.
+    db.execute("ALTER TABLE sessions ADD COLUMN idle_ended INTEGER NOT NULL DEFAULT 0")
+    # When the session last received an event, on the server's clock: idle is measured on it
+    # as well as on the events' own timestamps (late or skewed events do not end a session).
+    db.execute("ALTER TABLE sessions ADD COLUMN last_seen_at TEXT")
+    db.execute("CREATE INDEX idx_sessions_active_last_event ON sessions(last_event_at, session_id) WHERE status = 'active'")
+
+
+@migrations()
 def m019_change_acks(db):
     # A change of an agent's configuration that made it worse stays a regression, and the
     # sessions before it stay the agent's baseline, until someone acknowledges it.

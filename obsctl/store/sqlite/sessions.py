@@ -54,7 +54,7 @@ def session_timeline_rows(db: sqlite_utils.Database, session_id: str) -> list[tu
 
 
 _TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error "
-                f"FROM events WHERE session_id = ? ORDER BY timestamp, id")
+                "FROM events WHERE session_id = ? ORDER BY timestamp, id")
 
 
 def session_tree_rows(db: sqlite_utils.Database, session_id: str) -> list[tuple]:
@@ -163,3 +163,47 @@ def session_scores(db: sqlite_utils.Database, session_id: str) -> list[dict]:
     cursor = db.conn.execute(f"SELECT {', '.join(SCORE_COLUMNS)} FROM session_scores WHERE session_id = ? "
                              f"ORDER BY created_at, score_id", [session_id])
     return _rows(cursor, SCORE_COLUMNS)
+
+
+# --- The idle sweep (services/sessions/lifecycle.py) ---------------------------------------------
+
+def idle_candidates(db: sqlite_utils.Database, cutoff: str, after: tuple[str, str] | None,
+                    limit: int) -> list[tuple]:
+    """(session_id, last_event_at) of active sessions whose last event is before `cutoff` and
+    that received none since (last_seen_at), in (last_event_at, session_id) order after the
+    key `after`: idx_sessions_active_last_event
+    holds only the active sessions (named: without statistics SQLite would take
+    idx_sessions_status_started and sort every active session)."""
+    low, sid = after or ("", "")
+    return db.conn.execute(
+        "SELECT session_id, last_event_at FROM sessions INDEXED BY idx_sessions_active_last_event "
+        "WHERE status = 'active' AND last_event_at < ? "
+        "AND (last_event_at > ? OR (last_event_at = ? AND session_id > ?)) "
+        "AND COALESCE(last_seen_at, '') < ? "
+        "ORDER BY last_event_at, session_id LIMIT ?", [cutoff, low, low, sid, cutoff, limit]).fetchall()
+
+
+def latest_roots(db: sqlite_utils.Database, session_ids: list[str]) -> dict[str, tuple]:
+    """The latest root event (no parent; not a session_end) of each session that has one:
+    session_id -> (timestamp, duration_ms, is_error), read backwards on idx_events_session_ts."""
+    conn = db.conn
+    found = {}
+    for session_id in session_ids:
+        row = conn.execute(
+            "SELECT timestamp, duration_ms, is_error FROM events WHERE session_id = ? AND parent_id IS NULL "
+            "AND event_type <> 'session_end' ORDER BY timestamp DESC, id DESC LIMIT 1", [session_id]).fetchone()
+        if row:
+            found[session_id] = tuple(row)
+    return found
+
+
+def complete_idle(db: sqlite_utils.Database, endings: list[tuple]) -> int:
+    """Complete sessions the sweep found idle: (status, ended_at, session_id, last_event_at,
+    cutoff), each only if it is still active with that last event and received nothing since
+    the cutoff (idempotent: a second sweeper, or an event that arrived since, leaves it be).
+    Returns how many were completed."""
+    # rowcount leaves out the rows the session_stats triggers change.
+    return db.conn.executemany("UPDATE sessions SET status = ?, ended_at = ?, idle_ended = 1 "
+                               "WHERE session_id = ? AND status = 'active' AND last_event_at = ? "
+                               "AND COALESCE(last_seen_at, '') < ?",
+                               endings).rowcount

@@ -38,7 +38,8 @@ def prune():
     if dry_run is not None and type(dry_run) is not bool:
         raise InvalidInput(f"dry_run must be true or false; got {describe_value(dry_run)}")
     result = service.prune(get_store(), older_than, dry_run=bool(dry_run), cutoff=cutoff,
-                           deadline=time.monotonic() + PRUNE_SECONDS)
+                           deadline=time.monotonic() + PRUNE_SECONDS,
+                           idle_timeout=get_settings().session_idle_timeout)
     result.setdefault("complete", True)
     return json_response(result)
 

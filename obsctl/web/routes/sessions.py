@@ -1,6 +1,6 @@
 from flask import Blueprint, request
 
-from obsctl.models.sessions import ScoreInput, Score, SessionDeleted, SessionDetail, SessionList, SessionTags
+from obsctl.models.sessions import Score, ScoreInput, SessionDeleted, SessionDetail, SessionList, SessionTags
 from obsctl.services import sessions as service
 from obsctl.services.sessions import housekeeping
 from obsctl.vocabulary import SESSION_STATUSES
@@ -17,6 +17,13 @@ from obsctl.web.openapi_util import (
 
 blueprint = Blueprint("sessions", __name__)
 RATE_GROUP = "sessions"
+
+
+def start_background(app):
+    """Start the idle-session sweep of a served app; returns it (it has `stop()`)."""
+    from obsctl.services.sessions.lifecycle import IdleSweeper
+
+    return IdleSweeper(app.extensions["obsctl"].settings).start()
 
 
 @blueprint.get("/sessions")

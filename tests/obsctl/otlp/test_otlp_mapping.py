@@ -124,8 +124,22 @@ def test_session_id_from_resource_and_integer_thread_id(db):
     ({"http.method": "GET"}, "generic"),
 ])
 def test_event_type(db, attrs, expected):
-    ingest(db, span("00f067aa0ba902b7", attrs=attrs))
+    # Under a parent span: a root agent span is the run itself (the next test).
+    ingest(db, span("00f067aa0ba902b7", parent="b7ad6b7169203331", attrs=attrs))
     assert only_event(db, TRACE)["event_type"] == expected
+
+
+@pytest.mark.parametrize("attrs, agent", [
+    ({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner"}, "planner"),
+    ({"openinference.span.kind": "AGENT"}, "Trip agent"),
+    ({"traceloop.span.kind": "workflow", "traceloop.entity.name": "support"}, "support"),
+    ({"openinference.span.kind": "CHAIN"}, "test-service"),
+])
+def test_root_agent_span_is_the_run_and_names_the_session_agent(db, attrs, agent):
+    ingest(db, span("00f067aa0ba902b7", name="Trip agent", attrs=attrs))
+    event = only_event(db, TRACE)
+    assert event["event_type"] == "agent_run" and event["parent_id"] is None
+    assert get_session(db, TRACE)["agent_name"] == agent
 
 
 def test_error_status_replaces_the_type(db):

@@ -76,7 +76,7 @@ def test_sdk_trace_becomes_a_session(live_server):
     trace = ids["trace"]
     assert set(events) == {ids["agent"], ids["llm"], ids["tool"], ids["failing"]}
     agent, llm, tool, failing = (events[ids[k]] for k in ("agent", "llm", "tool", "failing"))
-    assert (agent["event_type"], agent["parent_id"], agent["agent_name"]) == ("decision", None, "planner")
+    assert (agent["event_type"], agent["parent_id"], agent["agent_name"]) == ("agent_run", None, "planner")
     assert (llm["event_type"], llm["model"], llm["tokens_in"], llm["tokens_out"]) == (
         "llm_call", "gpt-4o-2024-08-06", 120, 30)
     assert llm["agent_name"] == "trip-planner"
