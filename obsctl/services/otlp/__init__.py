@@ -26,6 +26,7 @@ from obsctl.services.ingest import (
     validate_events,
 )
 from obsctl.services.otlp.decode import decode_request
+from obsctl.services.otlp.logs import attach_pending_logs
 from obsctl.services.otlp.mapping import explicit_agent, explicit_session, service_name, span_to_event
 from obsctl.services.otlp.wire import RejectedSpan, SpanRecord
 from obsctl.store import Store
@@ -146,6 +147,8 @@ def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict], own: 
             batch = prepare_batch(valid)
         stored = store_prepared(store, valid, batch)
         _fill_sessions(store, records, raw)
+        # GenAI log records that arrived before their span: their messages join its event.
+        attach_pending_logs(store, [v.row.event_id for v in valid])
     return stored, moved
 
 

@@ -113,3 +113,45 @@ def session_agents(db: sqlite_utils.Database, session_ids: Sequence[str]) -> dic
 def set_session_agents(db: sqlite_utils.Database, pairs: Iterable[tuple[str, str]]) -> None:
     """Set (agent_name, session_id)."""
     db.conn.executemany("UPDATE sessions SET agent_name = ? WHERE session_id = ?", pairs)
+
+
+# --- GenAI log records (services/otlp/logs.py) -----------------------------------------
+
+def _loads(text: str | None):
+    import orjson
+
+    return None if text is None else orjson.loads(text)
+
+
+def event_contents(db: sqlite_utils.Database, event_ids: Sequence[str]) -> dict[str, tuple]:
+    """(input_data, output_data, metadata), parsed, of each of `event_ids` that is stored."""
+    found: dict[str, tuple] = {}
+    conn = db.conn
+    for start in range(0, len(event_ids), _CHUNK):
+        chunk = event_ids[start:start + _CHUNK]
+        sql = (f"SELECT event_id, input_data, output_data, metadata FROM events "
+               f"WHERE event_id IN ({','.join('?' * len(chunk))})")
+        for event_id, input_data, output_data, metadata in conn.execute(sql, chunk):
+            found[event_id] = (_loads(input_data), _loads(output_data), _loads(metadata))
+    return found
+
+
+def set_event_contents(db: sqlite_utils.Database, rows: Iterable[tuple]) -> None:
+    """Set (input_data_json, output_data_json, metadata_json, event_id)."""
+    db.conn.executemany("UPDATE events SET input_data = ?, output_data = ?, metadata = ? "
+                        "WHERE event_id = ?", rows)
+
+
+def span_log_events(db: sqlite_utils.Database, span_event_ids: Sequence[str]) -> dict[str, list]:
+    """The events of log records stored before their span, per span event id: ids
+    `<span event id>:<key>` (a range on the unique event_id index; ';' follows ':'), each as
+    (event_id, input_data, output_data, metadata), in time order."""
+    found: dict[str, list] = {}
+    conn = db.conn
+    sql = ("SELECT event_id, input_data, output_data, metadata FROM events "
+           "WHERE event_id > ? AND event_id < ? ORDER BY timestamp, event_id")
+    for span_event in span_event_ids:
+        rows = conn.execute(sql, [f"{span_event}:", f"{span_event};"]).fetchall()
+        if rows:
+            found[span_event] = [(e, _loads(i), _loads(o), _loads(m)) for e, i, o, m in rows]
+    return found
