@@ -316,10 +316,13 @@ def _as_list(value: Any) -> list:
 
 def content_of_event(event_id: str, input_data: dict | None, output_data: dict | None,
                      metadata: dict | None, timestamp_ns: int) -> Content:
-    """The Content a record's own event holds (to copy into its span's event later)."""
+    """The Content a record's own event holds (to copy into its span's event later);
+    `timestamp_ns` orders it when its metadata has no time."""
     metadata = metadata or {}
     key = metadata.get("log_record") or event_id.rsplit(":", 1)[-1]
-    content = Content(key=key, time_ns=timestamp_ns, name=metadata.get("log_event", ""))
+    time_ns = metadata.get("time_unix_nano")
+    content = Content(key=key, time_ns=time_ns if type(time_ns) is int else timestamp_ns,
+                      name=metadata.get("log_event", ""))
     content.input = _as_list((input_data or {}).get("messages"))
     content.output = _as_list((output_data or {}).get("messages"))
     content.system_instructions = (input_data or {}).get("system_instructions")
@@ -433,7 +436,10 @@ def _own_event(record: LogRecord, content: Content, remembered: dict[str, str]) 
         event_id = f"{record.trace_id}:log:{content.key}"
     else:
         event_id = f"log:{content.key}"
-    metadata: dict[str, Any] = {"log_event": content.name, "log_record": content.key}
+    # The record's own time: it orders the messages copied into the span's event later
+    # (timestamps keep milliseconds only).
+    metadata: dict[str, Any] = {"log_event": content.name, "log_record": content.key,
+                                "time_unix_nano": record.time_ns}
     if record.trace_id:
         metadata["trace_id"] = record.trace_id
     if record.span_id:
@@ -484,9 +490,9 @@ def attach_pending_logs(store: Store, span_event_ids: Sequence[str]) -> None:
     for span_event, rows in pending.items():
         if span_event not in existing:
             continue
-        # The rows come in time order; their position keeps it.
-        attach[span_event] = [content_of_event(event_id, input_data, output_data, metadata, i)
-                              for i, (event_id, input_data, output_data, metadata) in enumerate(rows)]
+        # Ordered by the records' own times (each row's metadata has it).
+        attach[span_event] = [content_of_event(event_id, input_data, output_data, metadata, 0)
+                              for event_id, input_data, output_data, metadata in rows]
     _attach(store, existing, attach)
 
 
