@@ -193,7 +193,7 @@ class OtlpRepository(Protocol):
 
     def span_log_events(self, span_event_ids: Sequence[str]) -> dict[str, list]:
         """Events of GenAI log records stored before their span (ids `<span event id>:<key>`),
-        per span event id, as (event_id, input_data, output_data, metadata) in time order."""
+        per span event id, as (event_id, input_data, output_data, metadata) in event id order."""
 
 
 class ScorecardsRepository(Protocol):

@@ -167,14 +167,15 @@ def set_event_contents(conn: psycopg.Connection, rows: Iterable[tuple]) -> None:
 def span_log_events(conn: psycopg.Connection, span_event_ids: Sequence[str]) -> dict[str, list]:
     """The events of log records stored before their span, per span event id: ids
     `<span event id>:<key>` (a range on idx_events_event_id, byte order; ';' follows ':'),
-    each as (event_id, input_data, output_data, metadata), in time order."""
+    each as (event_id, input_data, output_data, metadata), in event id order (the caller
+    orders them by the records' times)."""
     if not span_event_ids:
         return {}
     rows = conn.execute(
         """SELECT s.id, e.event_id, e.input_data, e.output_data, e.metadata
            FROM unnest(%s::text[]) AS s(id)
            JOIN events e ON e.event_id > s.id || ':' AND e.event_id < s.id || ';'
-           ORDER BY s.id, e.timestamp, e.event_id""",
+           ORDER BY s.id, e.event_id""",
         [list(span_event_ids)]).fetchall()
     found: dict[str, list] = {}
     for span_event, e, i, o, m in rows:

@@ -144,14 +144,16 @@ def set_event_contents(db: sqlite_utils.Database, rows: Iterable[tuple]) -> None
 
 def span_log_events(db: sqlite_utils.Database, span_event_ids: Sequence[str]) -> dict[str, list]:
     """The events of log records stored before their span, per span event id: ids
-    `<span event id>:<key>` (a range on the unique event_id index; ';' follows ':'), each as
-    (event_id, input_data, output_data, metadata), in time order."""
+    `<span event id>:<key>` (a range on the unique event_id index per span, ';' following
+    ':', in one statement per chunk), each as (event_id, input_data, output_data, metadata),
+    in event id order (the caller orders them by the records' times)."""
     found: dict[str, list] = {}
     conn = db.conn
-    sql = ("SELECT event_id, input_data, output_data, metadata FROM events "
-           "WHERE event_id > ? AND event_id < ? ORDER BY timestamp, event_id")
-    for span_event in span_event_ids:
-        rows = conn.execute(sql, [f"{span_event}:", f"{span_event};"]).fetchall()
-        if rows:
-            found[span_event] = [(e, _loads(i), _loads(o), _loads(m)) for e, i, o, m in rows]
+    for start in range(0, len(span_event_ids), _CHUNK):
+        chunk = span_event_ids[start:start + _CHUNK]
+        sql = (f"SELECT v.column1, e.event_id, e.input_data, e.output_data, e.metadata "
+               f"FROM (VALUES {','.join(['(?)'] * len(chunk))}) AS v "
+               f"JOIN events e ON e.event_id > v.column1 || ':' AND e.event_id < v.column1 || ';'")
+        for span_event, e, i, o, m in conn.execute(sql, chunk):
+            found.setdefault(span_event, []).append((e, _loads(i), _loads(o), _loads(m)))
     return found
