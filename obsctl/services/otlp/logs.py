@@ -181,7 +181,9 @@ def decode_json_logs(document: Any) -> list[LogRecord | wire.RejectedSpan]:
             if type(scope_logs) is not dict:
                 raise InvalidInput(f"{here} must be an object")
             scope_obj = scope_logs.get("scope")
-            scope_name = scope_obj.get("name") if type(scope_obj) is dict else None
+            if scope_obj is not None and type(scope_obj) is not dict:
+                raise InvalidInput(f"{here}.scope must be an object")
+            scope_name = (scope_obj or {}).get("name")
             scope = scope_name if type(scope_name) is str and scope_name else None
             for index, record in enumerate(jf._list(scope_logs, "logRecords", here)):
                 at = f"{here}.logRecords[{index}]"

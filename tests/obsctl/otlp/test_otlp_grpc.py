@@ -195,6 +195,27 @@ def test_sigterm_stops_grpc_and_http(live_server):
         grpc.channel_ready_future(channel).result(timeout=1)
 
 
+def test_sigterm_lets_a_grpc_call_in_progress_finish(live_server):
+    server = grpc_server(live_server)
+    spans = [span(f"{i + 1:016x}", attrs={"session.id": "drained", "gen_ai.request.model": "m",
+                                          "gen_ai.usage.input_tokens": 1}) for i in range(3000)]
+    body = to_protobuf(request(*spans))
+    channel = grpc.insecure_channel(server.grpc_target)
+    call = channel.unary_unary(TRACE_EXPORT, request_serializer=None,
+                               response_deserializer=ExportTraceServiceResponse.FromString)
+    pending = call.future(body, timeout=60)
+    time.sleep(0.3)  # the request is in; storing 3,000 spans takes longer than that here
+    assert server.stop(signal.SIGTERM) == 0
+    assert pending.result() == ExportTraceServiceResponse()
+    channel.close()
+    log = server.log()
+    assert log.index('"gRPC TraceService/Export" OK') < log.index("obsctl server stopped")
+    # Everything the answer acknowledged is in the database (a new server on the same one).
+    restarted = live_server()
+    session = requests.get(f"{restarted.url}/sessions/drained", timeout=10).json()
+    assert (session["event_count"], session["total_tokens_in"]) == (3000, 3000)
+
+
 def test_without_grpcio_the_option_is_a_one_line_error(tmp_path, db_path):
     # A `grpc` package that cannot be imported, first on the path: as if grpcio were absent.
     fake = tmp_path / "nogrpc" / "grpc"

@@ -267,6 +267,9 @@ def test_protobuf_gzip_and_the_http_conventions(live_server):
     large = requests.post(f"{server.url}/v1/logs", data=bomb, headers=headers, timeout=10)
     assert large.status_code == 413
     assert post_logs(server, {"resourceLogs": "no"}, headers=key).status_code == 400
+    scope = post_logs(server, {"resourceLogs": [{"scopeLogs": [{"scope": [None], "logRecords": []}]}]},
+                      headers=key)
+    assert (scope.status_code, scope.json()) == (400, {"error": "resourceLogs[0].scopeLogs[0].scope must be an object"})
     assert post_logs(server, {}, headers=key).json() == {}
 
 
