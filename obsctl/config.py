@@ -156,6 +156,10 @@ class Settings:
     # (OBSCTL_SESSION_IDLE_TIMEOUT; None: never). See obsctl/services/sessions/lifecycle.py.
     session_idle_timeout: timedelta | None = DEFAULT_SESSION_IDLE_TIMEOUT
 
+
+    # `obsctl serve` also accepts OTLP/gRPC on this port (OBSCTL_OTLP_GRPC_PORT); None: off.
+    otlp_grpc_port: int | None = None
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
         """Build settings from `env` (default: os.environ); keyword overrides win."""
@@ -184,6 +188,7 @@ class Settings:
             remote_api_key=env.get("OBSCTL_API_KEY") or None,
             public_url=parse_public_url(env.get("OBSCTL_PUBLIC_URL")),
             session_idle_timeout=parse_idle_timeout(env.get("OBSCTL_SESSION_IDLE_TIMEOUT")),
+            otlp_grpc_port=parse_port(env, "OBSCTL_OTLP_GRPC_PORT"),
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:
@@ -198,6 +203,20 @@ class Settings:
         if self.db_url:
             return display_url(self.db_url)
         return str(self.db_path)
+
+
+def parse_port(env: Mapping[str, str], name: str) -> int | None:
+    """A TCP port from the environment (0: any free port); None when unset or empty."""
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidInput(f"{name} must be a port number from 0 to 65535, got {raw!r}") from None
+    if not 0 <= value <= 65535:
+        raise InvalidInput(f"{name} must be a port number from 0 to 65535, got {value}")
+    return value
 
 
 def parse_public_url(value: str | None) -> str | None:

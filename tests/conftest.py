@@ -22,7 +22,8 @@ _ENV_VARS = ("OBSCTL_DB", "OBSCTL_DATABASE_URL", "SERVICE_API_KEY", "CORS_ORIGIN
              "OBSCTL_MAX_BATCH", "OBSCTL_MAX_BODY_BYTES", "OBSCTL_PRICES",
              "OBSCTL_WEBHOOK_ALLOW_PRIVATE", "OBSCTL_RATELIMIT_STORAGE_URI", "OBSCTL_MAX_FUTURE_SKEW",
              "OBSCTL_CONNECTION_LIMIT", "OBSCTL_IDLE_TIMEOUT", "OBSCTL_HEADER_TIMEOUT",
-             "OBSCTL_WRITE_QUEUE", "OBSCTL_WRITE_TIMEOUT", "OBSCTL_URL", "OBSCTL_API_KEY")
+             "OBSCTL_WRITE_QUEUE", "OBSCTL_WRITE_TIMEOUT", "OBSCTL_URL", "OBSCTL_API_KEY",
+             "OBSCTL_OTLP_GRPC_PORT")
 
 
 @pytest.fixture(autouse=True)
@@ -227,8 +228,9 @@ class LiveServer:
 
 
 def start_server(db_path: Path | str, tmp_path: Path, env: dict | None = None, threads: int = 4,
-                 wait: float = 30.0, healthy: bool = True) -> LiveServer:
-    """Start `obsctl serve` as a real subprocess on a free 127.0.0.1 port and wait for /health."""
+                 wait: float = 30.0, healthy: bool = True, args: tuple[str, ...] = ()) -> LiveServer:
+    """Start `obsctl serve` as a real subprocess on a free 127.0.0.1 port and wait for /health;
+    `args` are further `serve` options."""
     port = free_port()
     full_env = {k: v for k, v in os.environ.items() if k not in _ENV_VARS}
     full_env.update(env or {})
@@ -236,7 +238,7 @@ def start_server(db_path: Path | str, tmp_path: Path, env: dict | None = None, t
     log = open(log_path, "wb")  # noqa: SIM115 (owned by the child process)
     process = subprocess.Popen(
         [sys.executable, "-m", "obsctl", "--db", str(db_path), "serve", "--host", "127.0.0.1",
-         "--port", str(port), "--threads", str(threads)],
+         "--port", str(port), "--threads", str(threads), *args],
         stdout=log, stderr=subprocess.STDOUT, env=full_env,
     )
     server = LiveServer(process, port, log_path)
@@ -259,8 +261,8 @@ def live_server(db_url, tmp_path):
     """A real `obsctl serve` on 127.0.0.1 (dev mode, limits as configured by `env`)."""
     servers = []
 
-    def factory(env: dict | None = None, threads: int = 4) -> LiveServer:
-        server = start_server(db_url, tmp_path, env, threads)
+    def factory(env: dict | None = None, threads: int = 4, args: tuple[str, ...] = ()) -> LiveServer:
+        server = start_server(db_url, tmp_path, env, threads, args=args)
         servers.append(server)
         return server
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli.base import local_only, settings_of, translate_errors
+from obsctl.cli.base import EXIT_USAGE, error, local_only, settings_of, translate_errors
 from obsctl.cli.options import checked, int_option
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
@@ -18,6 +18,7 @@ IDLE_TIMEOUT = IntParam("idle_timeout", 1, 86_400)
 HEADER_TIMEOUT = IntParam("header_timeout", 1, 3_600)
 WRITE_QUEUE = IntParam("write_queue", 1, 256)
 WRITE_TIMEOUT = IntParam("write_timeout", 1, 3_600)
+OTLP_GRPC_PORT = IntParam("otlp_grpc_port", 0, 65535)
 
 
 def _check_log_level(value: str) -> str:
@@ -55,6 +56,11 @@ def serve_command(
         WRITE_TIMEOUT, "--write-timeout", default=None,
         help="Seconds a write may wait for the database before a 503",
         show_default="$OBSCTL_WRITE_TIMEOUT or 10"),
+    otlp_grpc_port: int | None = int_option(
+        OTLP_GRPC_PORT, "--otlp-grpc-port", default=None,
+        help="Also accept OTLP/gRPC trace and log export on this port (4317 by convention; "
+             "0: any free port; needs the grpc extra)",
+        show_default="$OBSCTL_OTLP_GRPC_PORT or off"),
     skip_check: bool = typer.Option(
         False, "--skip-check",
         help="Start without SQLite's quick_check of the database (it reads the whole file)."),
@@ -79,8 +85,12 @@ def serve_command(
     configured API key) instead of listening, prints the response body and exits 0 on a 2xx
     status, else 1: the API from a script without a port.
 
+    --otlp-grpc-port also serves OTLP/gRPC (TraceService and LogsService Export) with the
+    same API key (x-api-key metadata), body limit and rate limit; it needs grpcio
+    (pip install 'obsctl[grpc]').
+
     Examples: SERVICE_API_KEY=secret obsctl serve --port 3000 --connection-limit 500;
-    obsctl serve --get /sessions
+    obsctl serve --otlp-grpc-port 4317; obsctl serve --get /sessions
     """
     from dataclasses import replace
 
@@ -96,13 +106,22 @@ def serve_command(
                  "write_timeout": write_timeout}
     settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
     settings = replace(settings, write_queue=settings.write_queue or threads)
+    if otlp_grpc_port is not None:
+        settings = replace(settings, otlp_grpc_port=otlp_grpc_port)
+    if settings.otlp_grpc_port is not None and get is None:
+        from obsctl.web.grpc_server import grpc_missing
+
+        missing = grpc_missing()
+        if missing:
+            error(missing)
+            raise typer.Exit(EXIT_USAGE)
     if get is not None:
         raise typer.Exit(_answer_one_get(create_app(settings), settings, get))
     # Only a serving process logs: `--get` runs in the caller's process and leaves its logging alone.
     configure_logging(log_level)
     check = _check_database(settings, skip_check)
     app = create_app(settings, serving=True, db_check=check)
-    serve(app, host=settings.host, port=settings.port, threads=threads)
+    serve(app, host=settings.host, port=settings.port, threads=threads, grpc_port=settings.otlp_grpc_port)
 
 
 def _answer_one_get(app, settings, path: str) -> int:

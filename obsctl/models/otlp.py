@@ -1,4 +1,4 @@
-"""`POST /v1/traces` (OTLP/HTTP) in its JSON encoding, as declared models.
+"""`POST /v1/traces` and `POST /v1/logs` (OTLP/HTTP) in their JSON encoding, as declared models.
 
 Only what obsctl reads is declared; unknown fields are ignored (no additionalProperties), as
 the OTLP JSON encoding requires. Decoding itself is services/otlp (json_format.py).
@@ -67,3 +67,37 @@ class OtlpExportResponse(Struct, rename="camel", kw_only=True):
 
     partial_success: OtlpPartialSuccess | UnsetType = UNSET
     obsctl: OtlpSummary | UnsetType = UNSET
+
+
+_LogRecord = Annotated[JsonObject, Meta(
+    description="An OTLP log record; GenAI events (eventName or the event.name attribute gen_ai.*) "
+                "are used, others ignored; a record that cannot be used is counted in "
+                "partialSuccess.rejectedLogRecords")]
+
+
+class OtlpScopeLogs(Struct, rename="camel", kw_only=True):
+    scope: JsonObject | None | UnsetType = UNSET
+    log_records: list[_LogRecord] | None | UnsetType = UNSET
+
+
+class OtlpResourceLogs(Struct, rename="camel", kw_only=True):
+    resource: OtlpResource | None | UnsetType = UNSET
+    scope_logs: list[OtlpScopeLogs] | None | UnsetType = UNSET
+
+
+class OtlpLogsExportRequest(Struct, rename="camel", kw_only=True):
+    """ExportLogsServiceRequest in the OTLP JSON encoding: hex trace and span ids, 64-bit
+    integers as strings or numbers; unknown fields ignored"""
+
+    resource_logs: list[OtlpResourceLogs] | None | UnsetType = UNSET
+
+
+class OtlpLogsPartialSuccess(Struct, rename="camel"):
+    rejected_log_records: Annotated[str, Meta(description="int64 as a string")]
+    error_message: str
+
+
+class OtlpLogsExportResponse(Struct, rename="camel", kw_only=True):
+    """ExportLogsServiceResponse; partialSuccess only when log records were rejected"""
+
+    partial_success: OtlpLogsPartialSuccess | UnsetType = UNSET

@@ -204,6 +204,17 @@ class OtlpRepository(Protocol):
         token columns become NULL, the counts leave the session totals and the rollup."""
 
 
+    def event_contents(self, event_ids: Sequence[str]) -> dict[str, tuple]:
+        """(input_data, output_data, metadata), parsed, of each of `event_ids` that is stored."""
+
+    def set_event_contents(self, rows: Iterable[tuple]) -> None:
+        """Set (input_data_json, output_data_json, metadata_json, event_id)."""
+
+    def span_log_events(self, span_event_ids: Sequence[str]) -> dict[str, list]:
+        """Events of GenAI log records stored before their span (ids `<span event id>:<key>`),
+        per span event id, as (event_id, input_data, output_data, metadata) in event id order."""
+
+
 class ScorecardsRepository(Protocol):
     """Aggregates behind the scorecards, per agent or, for one agent, per day."""
 

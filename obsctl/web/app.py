@@ -51,6 +51,7 @@ def create_app(settings: Settings | None = None, *, serving: bool = False,
     CORS(app, origins=list(settings.cors_origins),
          expose_headers=["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"])
     limiter = create_limiter(app, settings)
+    app.extensions["obsctl_limiter"] = limiter  # OTLP/gRPC counts against the same limits
     install_auth(app, settings)
     register_error_handlers(app)
 

@@ -15,7 +15,7 @@ log = logging.getLogger("obsctl.server")
 
 
 def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float = 20.0,
-          ready_message: bool = True) -> None:
+          ready_message: bool = True, grpc_port: int | None = None) -> None:
     from obsctl.web import server_guard
     from obsctl.web.protocol_errors import obsctl_error_body
     from obsctl.web.runner import listen, run_until_signalled
@@ -39,6 +39,16 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
         # Port in use, no permission, unknown host: a message, not a traceback.
         raise ServiceUnavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     server_guard.install(server, settings)
+    grpc_server = None
+    if grpc_port is not None:
+        from obsctl.web.grpc_server import OtlpGrpcServer
+
+        grpc_server = OtlpGrpcServer(app, threads=threads)
+        try:
+            grpc_port = grpc_server.start(host, grpc_port)
+        except ServiceUnavailable:
+            server.close()
+            raise
 
     def ready(server) -> None:
         if not ready_message:
@@ -48,9 +58,13 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
                          f"{server.effective_port} ({threads} threads, {all_threads - threads} more for "
                          f"queued writes, at most {connection_limit} connections; database quick_check: "
                          f"{check}); Ctrl-C to stop\n")
+        if grpc_server is not None:
+            sys.stderr.write(f"obsctl serving OTLP/gRPC on {host}:{grpc_port}\n")
         sys.stderr.flush()
 
     def stopped() -> None:
+        if grpc_server is not None:  # calls in progress finish; their writes still reach the store
+            grpc_server.stop(drain_seconds)
         for worker in app.extensions.get("obsctl_workers", ()):
             worker.stop()
         state.store.close()

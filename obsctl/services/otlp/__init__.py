@@ -28,6 +28,7 @@ from obsctl.services.ingest import (
     validate_events,
 )
 from obsctl.services.otlp.decode import decode_request
+from obsctl.services.otlp.logs import attach_pending_logs
 from obsctl.services.otlp.mapping import explicit_session, service_name, session_agent, span_to_event
 from obsctl.services.otlp.usage import settle_usage, usage_traces
 from obsctl.services.otlp.wire import RejectedSpan, SpanRecord
@@ -152,6 +153,8 @@ def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict], own: 
         stored = store_prepared(store, valid, batch)
         settle_usage(store, records, raw)
         _fill_sessions(store, records, raw)
+        # GenAI log records that arrived before their span: their messages join its event.
+        attach_pending_logs(store, [v.row.event_id for v in valid])
     return stored, moved
 
 

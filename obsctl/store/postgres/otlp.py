@@ -196,3 +196,48 @@ def retract_usage(conn: psycopg.Connection, rows: Sequence[tuple]) -> None:
         totals[1] -= tokens_in
         totals[2] -= tokens_out
     event_stats.add_totals(conn, change)
+
+
+# --- GenAI log records (services/otlp/logs.py) -----------------------------------------
+
+def _loads(text: str | None):
+    import orjson
+
+    return None if text is None else orjson.loads(text)
+
+
+def event_contents(conn: psycopg.Connection, event_ids: Sequence[str]) -> dict[str, tuple]:
+    """(input_data, output_data, metadata), parsed, of each of `event_ids` that is stored."""
+    if not event_ids:
+        return {}
+    rows = conn.execute("SELECT event_id, input_data, output_data, metadata FROM events "
+                        "WHERE event_id = ANY(%s::text[])", [list(event_ids)]).fetchall()
+    return {e: (_loads(i), _loads(o), _loads(m)) for e, i, o, m in rows}
+
+
+def set_event_contents(conn: psycopg.Connection, rows: Iterable[tuple]) -> None:
+    """Set (input_data_json, output_data_json, metadata_json, event_id)."""
+    rows = list(rows)
+    if rows:
+        with conn.cursor() as cur:
+            cur.executemany("UPDATE events SET input_data = %s, output_data = %s, metadata = %s "
+                            "WHERE event_id = %s", rows)
+
+
+def span_log_events(conn: psycopg.Connection, span_event_ids: Sequence[str]) -> dict[str, list]:
+    """The events of log records stored before their span, per span event id: ids
+    `<span event id>:<key>` (a range on idx_events_event_id, byte order; ';' follows ':'),
+    each as (event_id, input_data, output_data, metadata), in event id order (the caller
+    orders them by the records' times)."""
+    if not span_event_ids:
+        return {}
+    rows = conn.execute(
+        """SELECT s.id, e.event_id, e.input_data, e.output_data, e.metadata
+           FROM unnest(%s::text[]) AS s(id)
+           JOIN events e ON e.event_id > s.id || ':' AND e.event_id < s.id || ';'
+           ORDER BY s.id, e.event_id""",
+        [list(span_event_ids)]).fetchall()
+    found: dict[str, list] = {}
+    for span_event, e, i, o, m in rows:
+        found.setdefault(span_event, []).append((e, _loads(i), _loads(o), _loads(m)))
+    return found

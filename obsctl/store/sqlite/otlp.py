@@ -180,3 +180,47 @@ def _rollup_change(rows: Sequence[tuple]) -> dict[tuple, list]:
         totals[1] -= tokens_in
         totals[2] -= tokens_out
     return change
+
+
+# --- GenAI log records (services/otlp/logs.py) -----------------------------------------
+
+def _loads(text: str | None):
+    import orjson
+
+    return None if text is None else orjson.loads(text)
+
+
+def event_contents(db: sqlite_utils.Database, event_ids: Sequence[str]) -> dict[str, tuple]:
+    """(input_data, output_data, metadata), parsed, of each of `event_ids` that is stored."""
+    found: dict[str, tuple] = {}
+    conn = db.conn
+    for start in range(0, len(event_ids), _CHUNK):
+        chunk = event_ids[start:start + _CHUNK]
+        sql = (f"SELECT event_id, input_data, output_data, metadata FROM events "
+               f"WHERE event_id IN ({','.join('?' * len(chunk))})")
+        for event_id, input_data, output_data, metadata in conn.execute(sql, chunk):
+            found[event_id] = (_loads(input_data), _loads(output_data), _loads(metadata))
+    return found
+
+
+def set_event_contents(db: sqlite_utils.Database, rows: Iterable[tuple]) -> None:
+    """Set (input_data_json, output_data_json, metadata_json, event_id)."""
+    db.conn.executemany("UPDATE events SET input_data = ?, output_data = ?, metadata = ? "
+                        "WHERE event_id = ?", rows)
+
+
+def span_log_events(db: sqlite_utils.Database, span_event_ids: Sequence[str]) -> dict[str, list]:
+    """The events of log records stored before their span, per span event id: ids
+    `<span event id>:<key>` (a range on the unique event_id index per span, ';' following
+    ':', in one statement per chunk), each as (event_id, input_data, output_data, metadata),
+    in event id order (the caller orders them by the records' times)."""
+    found: dict[str, list] = {}
+    conn = db.conn
+    for start in range(0, len(span_event_ids), _CHUNK):
+        chunk = span_event_ids[start:start + _CHUNK]
+        sql = (f"SELECT v.column1, e.event_id, e.input_data, e.output_data, e.metadata "
+               f"FROM (VALUES {','.join(['(?)'] * len(chunk))}) AS v "
+               f"JOIN events e ON e.event_id > v.column1 || ':' AND e.event_id < v.column1 || ';'")
+        for span_event, e, i, o, m in conn.execute(sql, chunk):
+            found.setdefault(span_event, []).append((e, _loads(i), _loads(o), _loads(m)))
+    return found

@@ -1,10 +1,16 @@
-"""`POST /v1/traces`: OpenTelemetry OTLP/HTTP trace export (protobuf or JSON, gzip)."""
+"""`POST /v1/traces` and `POST /v1/logs`: OpenTelemetry OTLP/HTTP trace and log export
+(protobuf or JSON, gzip)."""
 
 from flask import Blueprint, Response, request
 
-from obsctl.models.otlp import OtlpExportRequest, OtlpExportResponse
+from obsctl.models.otlp import (
+    OtlpExportRequest,
+    OtlpExportResponse,
+    OtlpLogsExportRequest,
+    OtlpLogsExportResponse,
+)
 from obsctl.params import IntParam
-from obsctl.services.otlp import ingest_otlp, wire
+from obsctl.services.otlp import ingest_otlp, logs, wire
 from obsctl.web.errors import error_body
 from obsctl.web.http import bool_arg, get_settings, get_store, int_arg, json_response
 from obsctl.web.openapi_util import (
@@ -22,25 +28,42 @@ RATE_GROUP = "events"
 FIRST_INDEX = IntParam("first_index", 0, 1_000_000_000, default=0)
 
 
-@blueprint.post("/v1/traces")
-def export_traces():
+def _read_body():
+    """(wire format, decompressed body), or an error response (415) as the first item."""
     fmt = wire.MEDIA_TYPES.get(request.mimetype)
     if fmt is None:
         return json_response(error_body(
             f"unsupported Content-Type {request.mimetype or '(none)'!r}; "
-            f"send application/x-protobuf or application/json"), 415)
+            f"send application/x-protobuf or application/json"), 415), None
     encoding = (request.headers.get("Content-Encoding") or "identity").strip().lower()
     if encoding not in wire.ENCODINGS:
         return json_response(error_body(
-            f"unsupported Content-Encoding {encoding!r}; send gzip, deflate or identity"), 415)
+            f"unsupported Content-Encoding {encoding!r}; send gzip, deflate or identity"), 415), None
     # MAX_CONTENT_LENGTH bounds the compressed body; decompress() bounds what it expands to.
-    body = wire.decompress(request.get_data(cache=False), encoding, get_settings().max_body_bytes)
+    return fmt, wire.decompress(request.get_data(cache=False), encoding, get_settings().max_body_bytes)
+
+
+@blueprint.post("/v1/traces")
+def export_traces():
+    fmt, body = _read_body()
+    if body is None:
+        return fmt
     summary = bool_arg("summary") and fmt == wire.JSON
     first_index = FIRST_INDEX.check(int_arg("first_index"))
     result = ingest_otlp(get_store(), body, fmt, max_future=get_settings().max_future_skew,
                          first_index=first_index)
     extra = {"obsctl": _summary(result)} if summary else None
     return Response(wire.encode_response(result.rejected_spans, result.error_message(), fmt, extra),
+                    status=200, mimetype=wire.RESPONSE_MEDIA_TYPE[fmt])
+
+
+@blueprint.post("/v1/logs")
+def export_logs():
+    fmt, body = _read_body()
+    if body is None:
+        return fmt
+    result = logs.ingest_logs(get_store(), body, fmt, max_future=get_settings().max_future_skew)
+    return Response(logs.encode_logs_response(result.rejected_records, result.error_message(), fmt),
                     status=200, mimetype=wire.RESPONSE_MEDIA_TYPE[fmt])
 
 
@@ -53,7 +76,7 @@ def _summary(result) -> dict:
 
 _BINARY = {"schema": {"type": "string", "format": "binary"}}
 
-OPENAPI_MODELS = (OtlpExportRequest, OtlpExportResponse)
+OPENAPI_MODELS = (OtlpExportRequest, OtlpExportResponse, OtlpLogsExportRequest, OtlpLogsExportResponse)
 
 OPENAPI_PATHS = {
     "/v1/traces": {
@@ -78,5 +101,23 @@ OPENAPI_PATHS = {
             errors=error_responses(400, 413, 415, 503),
             extra_responses=STORAGE_FULL,
         )
-    }
+    },
+    "/v1/logs": {
+        "post": operation(
+            "otlp",
+            "Ingest OpenTelemetry logs (OTLP/HTTP): GenAI events (gen_ai.user.message, gen_ai.choice, "
+            "gen_ai.client.inference.operation.details, ...) become the input and output messages of "
+            "their span's event, or events of the session when the span is not stored yet; other "
+            "log records are ignored. Content-Encoding gzip accepted; the body limit applies after "
+            "decompression",
+            request={"content": {"application/x-protobuf": _BINARY,
+                                 "application/json": {"schema": ref(OtlpLogsExportRequest)}}},
+            ok={"description": "Accepted (log records that could not be used are in partialSuccess), "
+                               "in the request's content type",
+                "content": {"application/x-protobuf": _BINARY,
+                            "application/json": {"schema": ref(OtlpLogsExportResponse)}}},
+            errors=error_responses(400, 413, 415, 503),
+            extra_responses=STORAGE_FULL,
+        )
+    },
 }
