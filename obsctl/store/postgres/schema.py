@@ -324,6 +324,12 @@ def _m013(conn: psycopg.Connection) -> None:
     conn.execute("ALTER TABLE alert_rules ADD COLUMN severity TEXT NOT NULL DEFAULT 'warning'")
 
 
+def _m018(conn: psycopg.Connection) -> None:
+    # SQLite's m018: the dashboard's generated signing key, one row.
+    conn.execute("CREATE TABLE dashboard_secret (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                 'secret TEXT NOT NULL, created_at TEXT COLLATE "C" NOT NULL)')
+
+
 def _m019(conn: psycopg.Connection) -> None:
     # SQLite's m019: acknowledged changes of an agent's configuration.
     conn.execute("""
@@ -350,6 +356,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m011_events_errors_index", _m011),
     ("m012_alert_resolution", _m012),
     ("m013_rule_severity", _m013),
+    ("m018_dashboard_secret", _m018),
     ("m019_change_acks", _m019),
 ]
 
