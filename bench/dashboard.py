@@ -5,8 +5,8 @@ Run: .venv/bin/python bench/dashboard.py [--iterations 30]
 Targets (issue 21): every page p50 < 100 ms, the overview (24 hourly buckets) p50 < 300 ms; no
 page ships more than 250 KB of JavaScript. Uses the Flask test client over a private copy of the
 shared benchmark database (1M events in 20k sessions over 20 agents, spread over 30 days), with
-a few alert rules, fired alerts and SLA snapshots added so those pages have rows. The windowed
-overviews (7 and 30 days) are reported, not judged.
+a few alert rules, fired alerts and SLA snapshots added so those pages have rows. Each page's
+figures are printed as soon as it is measured.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from _report import Report, sized
 PAGE_TARGET_MS = 100.0
 OVERVIEW_TARGET_MS = 300.0
 JS_BUDGET = 250 * 1024
-REPORTED_ONLY = ("overview 7d", "overview 30d")
+REPORTED_ONLY = ()
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -78,8 +78,7 @@ def main() -> None:
         client = app.test_client()
         pages = {
             "overview 24h": lambda i: "/",
-            "overview 7d": lambda i: "/?window=7d",
-            "overview 30d": lambda i: "/?window=30d",
+            "overview 6h": lambda i: "/?window=6h",
             "sessions": lambda i: f"/ui/sessions?page={1 + i % 20}",
             "sessions error": lambda i: "/ui/sessions?status=error",
             "session": lambda i: f"/ui/sessions/{picks[i]}",
@@ -90,6 +89,7 @@ def main() -> None:
             "webhooks": lambda i: "/ui/webhooks",
             "sla": lambda i: "/ui/sla",
             "scorecards": lambda i: "/ui/scorecards",
+            "scorecard": lambda i: f"/ui/scorecards/agent-{i % 20:02d}",
         }
         results = {}
         for name, path_of in pages.items():
@@ -102,6 +102,7 @@ def main() -> None:
                 if response.status_code != 200:
                     raise SystemExit(f"{name}: {path_of(i)} answered {response.status_code}")
             results[name] = samples
+            print(f"  {name}: p50 {percentile(samples, 50):.1f} ms", flush=True)
         app.extensions["obsctl"].store.close()
 
     report.figure(f"{'page':<16}{'n':>4}{'p50':>10}{'p95':>10}{'target p50':>12}")

@@ -2,9 +2,10 @@
 time, and the key that signs its session cookies. Everything else the dashboard renders comes
 from the same service functions as the CLI and the API (sessions, triage, alerts, ...).
 
-- `overview(store, settings, window="24h")`: the analytics document (totals, agents, models)
-  plus, per bucket of the window, events, errors, error rate, sessions, tokens, cost and the
-  p50/p95 of event durations: the window's metrics (services/metrics.py) per bucket.
+- `overview(store, settings, window="24h")`: the analytics document (totals, agents, models,
+  sessions and tokens per day) plus, per bucket of the window (6h or 24h), events, errors,
+  error rate, sessions, tokens, cost and the p50/p95 of event durations: the alert metrics'
+  window reads (services/metrics.py) per bucket.
 - `signing_key(store, settings)`: OBSCTL_SECRET_KEY, else a key generated once and kept in the
   database (migration m018), so every server on one database accepts the same cookies.
 """
@@ -22,11 +23,13 @@ from obsctl.services.pricing import pricer_for
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, now, now_iso
 
-# window -> (length, bucket): 24 hourly buckets, 28 of six hours, 30 days.
+# window -> (length, bucket): 24 buckets each. Each bucket is one window of the alert metrics
+# (services/metrics.py), read from the events, so the cost grows with the events of the window:
+# at 1M events over 30 days a day holds ~33k. Longer views come from the analytics rollup
+# (sessions and tokens per day over 90 days).
 WINDOWS: dict[str, tuple[timedelta, timedelta]] = {
+    "6h": (timedelta(hours=6), timedelta(minutes=15)),
     "24h": (timedelta(hours=24), timedelta(hours=1)),
-    "7d": (timedelta(days=7), timedelta(hours=6)),
-    "30d": (timedelta(days=30), timedelta(days=1)),
 }
 DEFAULT_WINDOW = "24h"
 

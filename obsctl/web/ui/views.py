@@ -61,6 +61,7 @@ def nav_items():
 
 blueprint.add_app_template_global(access.csrf_token, "csrf_token")
 blueprint.add_app_template_global(session_path, "session_path")
+blueprint.add_app_template_global(lambda agent: f"/ui/scorecards/{quote(agent, safe='')}", "scorecard_path")
 blueprint.add_app_template_filter(fmt_ms, "ms")
 blueprint.add_app_template_filter(fmt_num, "num")
 blueprint.add_app_template_filter(pretty_json, "pretty")
@@ -232,10 +233,14 @@ def sla():
 
 @blueprint.get("/ui/scorecards")
 def scorecards():
-    store, settings = get_store(), get_settings()
-    cards = scorecard_service.list_scorecards(store, settings)
-    trends = {}
-    for card in cards[:20]:
-        detail = scorecard_service.get_scorecard(store, settings, card["agent"])
-        trends[card["agent"]] = sparkline_points([p["overall_score"] for p in detail["trend"]])
-    return render_template("scorecards.html", page="scorecards", cards=cards, trends=trends)
+    # One fleet computation for every card; each agent's daily trend is on its own page (a
+    # trend is a scorecard computation per agent, too slow for twenty agents at once).
+    cards = scorecard_service.list_scorecards(get_store(), get_settings())
+    return render_template("scorecards.html", page="scorecards", cards=cards)
+
+
+@blueprint.get("/ui/scorecards/<path:agent>")
+def scorecard(agent: str):
+    card = scorecard_service.get_scorecard(get_store(), get_settings(), agent)
+    trend = sparkline_points([p["overall_score"] for p in card["trend"]], width=280, height=60)
+    return render_template("scorecard.html", page="scorecards", card=card, trend=trend)

@@ -57,6 +57,15 @@
     });
   }
 
+  function drawDays(days) {
+    if (!days || !days.length) return;
+    var xs = days.map(function (d) { return Date.parse(d.day + "T00:00:00Z") / 1000; });
+    [["days_sessions", "sessions", "session_count"], ["days_tokens", "tokens", "total_tokens"]].forEach(function (c) {
+      var el = document.querySelector('.chart[data-chart="' + c[0] + '"]');
+      if (el) draw(el, xs, [{ label: c[1], values: days.map(function (d) { return d[c[2]]; }) }]);
+    });
+  }
+
   function drawSla(snapshots) {
     var el = document.querySelector('.chart[data-chart="sla"]');
     if (!el || !snapshots) return;
@@ -84,6 +93,7 @@
     localTimes();
     var series = readJson("overview-series");
     if (series) drawOverview(series);
+    drawDays(readJson("overview-days"));
     drawSla(readJson("sla-history"));
   });
 
