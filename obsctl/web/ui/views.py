@@ -26,6 +26,7 @@ from obsctl.services.sessions.summary import session_summary
 from obsctl.services.sla.summary import sla_summary
 from obsctl.vocabulary import SESSION_STATUSES
 from obsctl.web.http import get_settings, get_store
+from obsctl.web.routes.alerts import send_deliveries
 from obsctl.web.security import api_key_problem
 from obsctl.web.ui import access
 from obsctl.web.ui.present import event_rows, fmt_ms, fmt_num, pretty_json, sparkline_points, timeline
@@ -208,9 +209,7 @@ def alerts():
 @blueprint.post("/ui/alerts/<path:alert_id>/acknowledge")
 def acknowledge(alert_id: str):
     alert_service.acknowledge_alert(get_store(), alert_id)
-    from obsctl.web.routes.alerts import _send_deliveries
-
-    _send_deliveries(get_store(), get_settings())
+    send_deliveries(get_store(), get_settings())  # the acknowledgement's webhooks, as the API does
     return redirect(url_for("dashboard.alerts"), 303)
 
 
