@@ -11,7 +11,7 @@
 
   var COLORS = ["#0b5cad", "#b42318", "#1a7f37", "#9a6700", "#6e40c9"];
 
-  function draw(el, xs, series) {
+  function draw(el, xs, series, xRange) {
     if (typeof uPlot === "undefined") return null;
     var width = Math.max(300, el.clientWidth || 420);
     var opts = {
@@ -21,7 +21,7 @@
                  points: { show: xs.length < 40 } };
       })),
       axes: [{}, { size: 60 }],
-      scales: { x: { time: true } },
+      scales: { x: xRange ? { time: true, range: function () { return xRange; } } : { time: true } },
       legend: { show: true }
     };
     el.textContent = "";
@@ -79,7 +79,10 @@
     });
     var xs = Object.keys(byHour).map(Number).sort(function (a, b) { return a - b; });
     if (!xs.length) { el.textContent = "No checks in the window."; return; }
-    draw(el, xs, [{ label: "passing %", values: xs.map(function (t) { return 100 * byHour[t].pass / byHour[t].all; }) }]);
+    // The whole week on the axis, however few checks there were (one point would make no scale).
+    var now = Date.now() / 1000;
+    draw(el, xs, [{ label: "passing %", values: xs.map(function (t) { return 100 * byHour[t].pass / byHour[t].all; }) }],
+         [now - 7 * 86400, now]);
   }
 
   function localTimes() {
