@@ -35,6 +35,8 @@ demo: $(STAMP)
 	$(BIN)/obsctl --db $(DEMO_DB) sla check
 	$(BIN)/obsctl --db $(DEMO_DB) scorecards
 	$(BIN)/printq livePercent greater 50
+	@echo
+	@echo "Dashboard: run 'make serve' and open http://127.0.0.1:3000/ (it serves $(DEMO_DB))"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile

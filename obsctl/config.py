@@ -130,6 +130,9 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 3000
     api_key: str | None = None
+    # Signs the dashboard's session cookies (OBSCTL_SECRET_KEY); unset, a key is generated
+    # once and kept in the database (services/dashboard.py).
+    secret_key: str | None = None
     cors_origins: tuple[str, ...] = ("*",)
     rate_limits: dict[str, str] | None = field(default_factory=lambda: dict(DEFAULT_RATE_LIMITS))
     ratelimit_storage_uri: str = "memory://"
@@ -170,6 +173,7 @@ class Settings:
             db_path=default_db_path(env),
             port=_int_env(env, "PORT", 3000),
             api_key=env.get("SERVICE_API_KEY") or None,
+            secret_key=env.get("OBSCTL_SECRET_KEY") or None,
             cors_origins=tuple(o.strip() for o in origins.split(",") if o.strip()) or ("*",),
             rate_limits=parse_rate_limits(env.get("OBSCTL_RATE_LIMITS")),
             ratelimit_storage_uri=env.get("OBSCTL_RATELIMIT_STORAGE_URI") or "memory://",

@@ -78,6 +78,12 @@ def pytest_terminal_summary(terminalreporter):
                 terminalreporter.write_line(
                     f"{len(skipped)} {service} tests skipped: no {service} server answered "
                     f"(set {variable}; with CI=true this is a failure)")
+        browser = [r for r in terminalreporter.stats.get("skipped", [])
+                   if "Chromium tests skipped" in str(getattr(r, "longrepr", ""))]
+        if browser:
+            terminalreporter.write_line(
+                f"{len(browser)} browser tests skipped: no Chromium (apt-get install chromium, or set "
+                "CHROMIUM_PATH; with CI=true this is a failure)")
 
 
 @pytest.fixture

@@ -106,21 +106,34 @@ def _from_aggregates(metric: str, agg: dict) -> float | None:
 
 
 def _p95(store, since, until, agent, count: int) -> float | None:
+    return duration_percentile(store, since, until, agent, count, 95)
+
+
+def duration_percentile(store: Store, since: str, until: str | None, agent: str | None, count: int,
+                        pct: int) -> float | None:
+    """The `pct`th percentile (nearest rank) of the window's `count` event durations."""
     if not count:
         return None
-    # Nearest rank: the ceil(0.95 n)-th smallest value, in integers to avoid float rounding.
-    rank = (95 * count + 99) // 100
+    # Nearest rank: the ceil(pct/100 n)-th smallest value, in integers to avoid float rounding.
+    rank = (pct * count + 99) // 100
     value = store.metrics.duration_at_rank(since, until, agent, rank)
     return None if value is None else float(value)
 
 
-def _avg_cost(store, since, until, agent, sessions: int, pricer: Pricer) -> float | None:
-    if not sessions:
-        return None
+def window_cost(store: Store, since: str, until: str | None, agent: str | None,
+                pricer: Pricer) -> float | None:
+    """The USD cost of the window's events (None when none is priced)."""
     total, priced = 0.0, False
     for model, tokens_in, tokens_out in store.metrics.tokens_by_model(since, until, agent):
         cost = pricer.cost(model, tokens_in, tokens_out)
         if cost is not None:
             total += cost
             priced = True
-    return total / sessions if priced else None
+    return total if priced else None
+
+
+def _avg_cost(store, since, until, agent, sessions: int, pricer: Pricer) -> float | None:
+    if not sessions:
+        return None
+    total = window_cost(store, since, until, agent, pricer)
+    return None if total is None else total / sessions

@@ -30,6 +30,7 @@ from obsctl.store.repositories import (
     AlertsRepository,
     AnalyticsRepository,
     ChangesRepository,
+    DashboardRepository,
     IngestRepository,
     MaintenanceRepository,
     MetricsRepository,
@@ -57,6 +58,7 @@ class Store(Protocol):
     alerts: AlertsRepository
     analytics: AnalyticsRepository
     changes: ChangesRepository
+    dashboard: DashboardRepository
     ingest: IngestRepository
     maintenance: MaintenanceRepository
     metrics: MetricsRepository

@@ -75,6 +75,14 @@ class ChangesRepository(Protocol):
     def acknowledge(self, change_id: str, agent: str, changed_at: str, at: str,
                     note: str | None) -> bool:
         """Record an acknowledgement; False when the change already was acknowledged."""
+class DashboardRepository(Protocol):
+    """The dashboard's generated signing key (one row)."""
+
+    def get_secret(self) -> str | None:
+        """The stored key, or None."""
+
+    def keep_secret(self, secret: str, created_at: str) -> str:
+        """Store `secret` unless a key is stored already; return the stored key."""
 
 
 class AnalyticsRepository(Protocol):

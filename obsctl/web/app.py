@@ -63,6 +63,10 @@ def create_app(settings: Settings | None = None, *, serving: bool = False,
 
     limit_blueprint(limiter, settings, openapi_blueprint, "default")
     app.register_blueprint(openapi_blueprint)
+
+    from obsctl.web.ui import install as install_dashboard
+
+    install_dashboard(app, limiter)
     if serving:
         app.extensions["obsctl_workers"] = [
             module.start_background(app) for module in route_modules() if hasattr(module, "start_background")

@@ -15,12 +15,20 @@ from obsctl.web.errors import error_body
 from obsctl.web.http import json_response
 
 PUBLIC_PATHS = frozenset({"/health"})
+# The dashboard (obsctl/web/ui): `/` and everything under `/ui/`. A browser sends no X-API-Key;
+# the dashboard checks its own signed session cookie instead (obsctl/web/ui/access.py).
+DASHBOARD_PREFIX = "/ui/"
+
+
+def is_dashboard_path(path: str) -> bool:
+    return path == "/" or path == "/ui" or path.startswith(DASHBOARD_PREFIX)
 _RATE_LIMITED = "rate limit exceeded; retry after the time in Retry-After"
 
 
 def needs_api_key(method: str, path: str) -> bool:
-    """Every route but GET /health and CORS preflight needs the key (when one is set)."""
-    return method != "OPTIONS" and path not in PUBLIC_PATHS
+    """Every API route but GET /health and CORS preflight needs the key (when one is set); the
+    dashboard's pages need its login instead."""
+    return method != "OPTIONS" and path not in PUBLIC_PATHS and not is_dashboard_path(path)
 
 
 def api_key_problem(provided: str, expected: str) -> str | None:

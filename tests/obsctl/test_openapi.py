@@ -5,7 +5,8 @@ import re
 
 def flask_rules(app):
     for rule in app.url_map.iter_rules():
-        if rule.endpoint == "static":
+        # The dashboard's HTML pages (obsctl/web/ui) are for browsers, not part of the JSON API.
+        if rule.endpoint == "static" or rule.endpoint.startswith("dashboard."):
             continue
         path = re.sub(r"<(?:[^:>]+:)?([^>]+)>", r"{\1}", rule.rule)
         for method in rule.methods - {"HEAD", "OPTIONS"}:

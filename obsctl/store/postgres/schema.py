@@ -356,6 +356,12 @@ def _m017(conn: psycopg.Connection) -> None:
     conn.execute("CREATE INDEX idx_sessions_active_last_event ON sessions(last_event_at, session_id) WHERE status = 'active'")
 
 
+def _m018(conn: psycopg.Connection) -> None:
+    # SQLite's m018: the dashboard's generated signing key, one row.
+    conn.execute("CREATE TABLE dashboard_secret (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                 'secret TEXT NOT NULL, created_at TEXT COLLATE "C" NOT NULL)')
+
+
 def _m019(conn: psycopg.Connection) -> None:
     # SQLite's m019: acknowledged changes of an agent's configuration.
     conn.execute("""
@@ -384,6 +390,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m013_rule_severity", _m013),
     ("m016_session_tags_and_scores", _m016),
     ("m017_session_idle_completion", _m017),
+    ("m018_dashboard_secret", _m018),
     ("m019_change_acks", _m019),
 ]
 

@@ -32,6 +32,7 @@ REPOSITORIES = {
     "alerts": "alerts",
     "analytics": "analytics",
     "changes": "changes",
+    "dashboard": "dashboard",
     "ingest": "ingest",
     "maintenance": "maintenance",
     "metrics": "metrics",

@@ -79,11 +79,11 @@ def evaluate():
     body = alerts.evaluate_alerts(store, settings, at=alerts.parse_moment(at, "at") if at else None,
                                   dry_run=dry_run)
     if not dry_run:
-        _send_deliveries(store, settings)
+        send_deliveries(store, settings)
     return json_response(body)
 
 
-def _send_deliveries(store, settings) -> None:
+def send_deliveries(store, settings) -> None:
     sender = current_app.extensions.get(SENDER_KEY)
     if sender is not None:
         sender.wake()
@@ -107,7 +107,7 @@ def list_events():
 def acknowledge(alert_id: str):
     # The first acknowledgement queues alert.acknowledged deliveries (PagerDuty's acknowledge).
     body = alerts.acknowledge_alert(get_store(), alert_id)
-    _send_deliveries(get_store(), get_settings())
+    send_deliveries(get_store(), get_settings())
     return json_response(body)
 
 

@@ -1,0 +1,97 @@
+"""What the dashboard shows that no other use case returns whole: the overview's series over
+time, and the key that signs its session cookies. Everything else the dashboard renders comes
+from the same service functions as the CLI and the API (sessions, triage, alerts, ...).
+
+- `overview(store, settings, window="24h")`: the analytics document (totals, agents, models,
+  sessions and tokens per day) plus, per bucket of the window (6h or 24h), events, errors,
+  error rate, sessions, tokens, cost and the p50/p95 of event durations: the alert metrics'
+  window reads (services/metrics.py) per bucket.
+- `signing_key(store, settings)`: OBSCTL_SECRET_KEY, else a key generated once and kept in the
+  database (migration m018), so every server on one database accepts the same cookies.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+
+from obsctl.errors import InvalidInput
+from obsctl.jsonutil import describe_value
+from obsctl.services.analytics import get_analytics
+from obsctl.services.metrics import duration_percentile, window_cost
+from obsctl.services.pricing import pricer_for
+from obsctl.store import Store
+from obsctl.timeutil import format_ts, now, now_iso
+
+# window -> (length, bucket): 24 buckets each. Each bucket is one window of the alert metrics
+# (services/metrics.py), read from the events, so the cost grows with the events of the window:
+# at 1M events over 30 days a day holds ~33k. Longer views come from the analytics rollup
+# (sessions and tokens per day over 90 days).
+WINDOWS: dict[str, tuple[timedelta, timedelta]] = {
+    "6h": (timedelta(hours=6), timedelta(minutes=15)),
+    "24h": (timedelta(hours=24), timedelta(hours=1)),
+}
+DEFAULT_WINDOW = "24h"
+
+
+def check_window(window: str | None) -> str:
+    if window is None or window == "":
+        return DEFAULT_WINDOW
+    if window not in WINDOWS:
+        raise InvalidInput(f"window must be one of {', '.join(WINDOWS)}; got {describe_value(window)}")
+    return window
+
+
+def _bucket_starts(at: datetime, length: timedelta, step: timedelta) -> list[datetime]:
+    """Bucket starts aligned on whole steps (from midnight UTC), the last one holding `at`."""
+    midnight = at.replace(hour=0, minute=0, second=0, microsecond=0)
+    last = midnight + ((at - midnight) // step) * step
+    count = int(length / step)
+    return [last - step * i for i in range(count - 1, -1, -1)]
+
+
+def overview(store: Store, settings, *, window: str | None = None, at: datetime | None = None) -> dict:
+    """Totals (the analytics document) and the window's series, one point per bucket."""
+    window = check_window(window)
+    length, step = WINDOWS[window]
+    at = at or now()
+    pricer = pricer_for(settings)
+    analytics = get_analytics(store, at=at)
+    points = []
+    with store.read_snapshot():
+        for start in _bucket_starts(at, length, step):
+            since, until = format_ts(start), format_ts(start + step)
+            agg = store.metrics.event_aggregates(since, until, None)
+            count = agg["durations"]
+            points.append({
+                "t": int(start.timestamp()),
+                "events": agg["events"],
+                "errors": agg["errors"],
+                "error_rate": round(100.0 * agg["errors"] / agg["events"], 2) if agg["events"] else None,
+                "sessions": agg["sessions"],
+                "tokens": agg["tokens"],
+                "cost": _round(window_cost(store, since, until, None, pricer) if agg["events"] else None, 6),
+                "p50_ms": duration_percentile(store, since, until, None, count, 50),
+                "p95_ms": duration_percentile(store, since, until, None, count, 95),
+            })
+    for model in analytics["model_usage"]:
+        model["cost"] = _round(pricer.cost(model["model"], model["total_tokens_in"],
+                                           model["total_tokens_out"]), 6)
+    return {"window": window, "bucket_seconds": int(step.total_seconds()), "series": points,
+            "analytics": analytics}
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def signing_key(store: Store, settings) -> str:
+    """The key that signs the dashboard's cookies (see the module docstring)."""
+    if settings.secret_key:
+        return settings.secret_key
+    with store.read_snapshot():
+        stored = store.dashboard.get_secret()
+    if stored:
+        return stored
+    with store.transaction():
+        return store.dashboard.keep_secret(secrets.token_urlsafe(32), now_iso())

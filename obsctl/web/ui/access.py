@@ -1,0 +1,146 @@
+"""Who may see the dashboard, and the headers every dashboard response carries.
+
+- Sessions: Flask's signed cookie (`obsctl_session`: HttpOnly, SameSite=Strict, Secure when
+  OBSCTL_PUBLIC_URL is https), signed with services.dashboard.signing_key (OBSCTL_SECRET_KEY,
+  else a key kept in the database). API requests never open it: only dashboard paths do.
+- Login: with SERVICE_API_KEY set, every dashboard page but the login page and the static files
+  needs a session that logged in with the key. The cookie holds an HMAC of the key, not the key,
+  so changing SERVICE_API_KEY logs every browser out. Without a key the dashboard is open, as the
+  API is.
+- CSRF: every POST (login and logout included) carries the session's token in a hidden field.
+- Headers: a Content-Security-Policy without inline scripts or styles, frame-ancestors 'none'
+  and X-Frame-Options DENY, nosniff, no referrer beyond the origin, no caching of pages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import threading
+from urllib.parse import urlsplit
+
+from flask import Flask, abort, current_app, request, session
+from flask.sessions import SecureCookieSessionInterface
+
+from obsctl.services.dashboard import signing_key
+from obsctl.web.security import is_dashboard_path
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; "
+       "base-uri 'none'; object-src 'none'")
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+_KEY = "obsctl_dashboard_key"
+_KEY_LOCK = threading.Lock()
+
+
+def _store_and_settings(app: Flask):
+    state = app.extensions["obsctl"]
+    return state.store, state.settings
+
+
+def app_signing_key(app: Flask) -> str:
+    """The signing key, read (or generated) once per app."""
+    key = app.extensions.get(_KEY)
+    if key is None:
+        with _KEY_LOCK:
+            key = app.extensions.get(_KEY)
+            if key is None:
+                key = app.extensions[_KEY] = signing_key(*_store_and_settings(app))
+    return key
+
+
+class DashboardSessionInterface(SecureCookieSessionInterface):
+    """Signed cookie sessions for dashboard paths only, keyed by the app's signing key."""
+
+    def get_signing_serializer(self, app: Flask):
+        from itsdangerous import URLSafeTimedSerializer
+
+        return URLSafeTimedSerializer(app_signing_key(app), salt="obsctl-dashboard",
+                                      serializer=self.serializer,
+                                      signer_kwargs={"key_derivation": "hmac", "digest_method": hashlib.sha256})
+
+    def open_session(self, app: Flask, request):
+        if not is_dashboard_path(request.path):
+            return None  # Flask makes it a null session: nothing read, nothing written
+        return super().open_session(app, request)
+
+
+def configure(app: Flask) -> None:
+    settings = app.extensions["obsctl"].settings
+    app.session_interface = DashboardSessionInterface()
+    app.config.update(
+        SESSION_COOKIE_NAME="obsctl_session",
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Strict",
+        SESSION_COOKIE_SECURE=bool(settings.public_url and settings.public_url.startswith("https://")),
+        # Browser sessions: the cookie goes when the browser closes, or at logout.
+        SESSION_REFRESH_EACH_REQUEST=False,
+    )
+
+
+def key_proof(api_key: str) -> str:
+    """What a logged-in session holds: an HMAC of the API key under the signing key."""
+    return hmac.new(app_signing_key(current_app).encode(), api_key.encode(), hashlib.sha256).hexdigest()
+
+
+def login_required() -> bool:
+    return bool(_store_and_settings(current_app)[1].api_key)
+
+
+def logged_in() -> bool:
+    api_key = _store_and_settings(current_app)[1].api_key
+    if not api_key:
+        return True
+    proof = session.get("auth")
+    return isinstance(proof, str) and hmac.compare_digest(proof, key_proof(api_key))
+
+
+def log_in(api_key: str) -> None:
+    session.clear()
+    session["auth"] = key_proof(api_key)
+    session["csrf"] = secrets.token_urlsafe(32)
+
+
+def log_out() -> None:
+    session.clear()
+
+
+def csrf_token() -> str:
+    token = session.get("csrf")
+    if not isinstance(token, str):
+        token = session["csrf"] = secrets.token_urlsafe(32)
+    return token
+
+
+def check_csrf() -> None:
+    """A POST without this session's token is refused (400)."""
+    sent = request.form.get("csrf_token", "")
+    token = session.get("csrf")
+    if not isinstance(token, str) or not hmac.compare_digest(sent.encode(), token.encode()):
+        abort(400, "the form has expired or did not come from this dashboard: reload the page and try again")
+
+
+def safe_next(target: str | None, default: str) -> str:
+    """A same-site path to go back to after login (never another host)."""
+    if not target:
+        return default
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//") \
+            or "\\" in target:
+        return default
+    return target
+
+
+def add_security_headers(response):
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    if response.mimetype == "text/html" or response.mimetype == "text/event-stream":
+        response.headers["Cache-Control"] = "no-store"
+    return response

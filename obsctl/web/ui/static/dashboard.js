@@ -1,0 +1,104 @@
+// obsctl dashboard: charts (uPlot) and live updates (Server-Sent Events). Loaded with `defer`
+// from the same origin; the pages read without it (CSP: script-src 'self', nothing inline).
+(function () {
+  "use strict";
+
+  function readJson(id) {
+    var node = document.getElementById(id);
+    if (!node) return null;
+    try { return JSON.parse(node.textContent); } catch (e) { return null; }
+  }
+
+  var COLORS = ["#0b5cad", "#b42318", "#1a7f37", "#9a6700", "#6e40c9"];
+
+  function draw(el, xs, series, xRange) {
+    if (typeof uPlot === "undefined") return null;
+    var width = Math.max(300, el.clientWidth || 420);
+    var opts = {
+      width: width, height: 200,
+      series: [{}].concat(series.map(function (s, i) {
+        return { label: s.label, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false,
+                 points: { show: xs.length < 40 } };
+      })),
+      axes: [{}, { size: 60 }],
+      scales: { x: xRange ? { time: true, range: function () { return xRange; } } : { time: true } },
+      legend: { show: true }
+    };
+    el.textContent = "";
+    el.setAttribute("role", "img");
+    el.setAttribute("aria-label", series.map(function (s) { return s.label; }).join(", ") + " over time");
+    return new uPlot(opts, [xs].concat(series.map(function (s) { return s.values; })), el);
+  }
+
+  var OVERVIEW = {
+    events: [["events", "events"], ["errors", "errors"]],
+    error_rate: [["error rate %", "error_rate"]],
+    tokens: [["tokens", "tokens"]],
+    cost: [["cost USD", "cost"]],
+    latency: [["p50 ms", "p50_ms"], ["p95 ms", "p95_ms"]],
+    sessions: [["sessions", "sessions"]]
+  };
+  var plots = {};
+
+  function drawOverview(points) {
+    var xs = points.map(function (p) { return p.t; });
+    document.querySelectorAll(".chart[data-chart]").forEach(function (el) {
+      var spec = OVERVIEW[el.getAttribute("data-chart")];
+      if (!spec) return;
+      var series = spec.map(function (s) {
+        return { label: s[0], values: points.map(function (p) { return p[s[1]]; }) };
+      });
+      var name = el.getAttribute("data-chart");
+      if (plots[name]) {
+        plots[name].setData([xs].concat(series.map(function (s) { return s.values; })));
+      } else {
+        plots[name] = draw(el, xs, series);
+      }
+    });
+  }
+
+  function drawDays(days) {
+    if (!days || !days.length) return;
+    var xs = days.map(function (d) { return Date.parse(d.day + "T00:00:00Z") / 1000; });
+    [["days_sessions", "sessions", "session_count"], ["days_tokens", "tokens", "total_tokens"]].forEach(function (c) {
+      var el = document.querySelector('.chart[data-chart="' + c[0] + '"]');
+      if (el) draw(el, xs, [{ label: c[1], values: days.map(function (d) { return d[c[2]]; }) }]);
+    });
+  }
+
+  function drawSla(snapshots) {
+    var el = document.querySelector('.chart[data-chart="sla"]');
+    if (!el || !snapshots) return;
+    var byHour = {};
+    snapshots.forEach(function (s) {
+      if (s.status !== "pass" && s.status !== "fail") return;
+      var t = Math.floor(Date.parse(s.checked_at) / 3600000) * 3600;
+      var b = byHour[t] || (byHour[t] = { pass: 0, all: 0 });
+      b.all += 1;
+      if (s.status === "pass") b.pass += 1;
+    });
+    var xs = Object.keys(byHour).map(Number).sort(function (a, b) { return a - b; });
+    if (!xs.length) { el.textContent = "No checks in the window."; return; }
+    // The whole week on the axis, however few checks there were (one point would make no scale).
+    var now = Date.now() / 1000;
+    draw(el, xs, [{ label: "passing %", values: xs.map(function (t) { return 100 * byHour[t].pass / byHour[t].all; }) }],
+         [now - 7 * 86400, now]);
+  }
+
+  function localTimes() {
+    document.querySelectorAll("time[data-epoch]").forEach(function (t) {
+      var d = new Date(Number(t.getAttribute("data-epoch")) * 1000);
+      t.textContent = d.toISOString().replace("T", " ").slice(0, 16);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    localTimes();
+    var series = readJson("overview-series");
+    if (series) drawOverview(series);
+    drawDays(readJson("overview-days"));
+    drawSla(readJson("sla-history"));
+  });
+
+  window.obsctlDashboard = { drawOverview: drawOverview };
+})();

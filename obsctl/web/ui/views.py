@@ -1,0 +1,245 @@
+"""The dashboard's pages: each one calls the service functions the CLI and the API call, and
+renders what they return. Nothing here reads the store directly."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from flask import Blueprint, Response, redirect, render_template, request, url_for
+from werkzeug.exceptions import HTTPException
+
+from obsctl.errors import InvalidInput, NotFound, ObsctlError, StorageError
+from obsctl.params import IntParam
+from obsctl.services import alerts as alert_service
+from obsctl.services import dashboard as dashboard_service
+from obsctl.services import postmortem as postmortem_service
+from obsctl.services import scorecards as scorecard_service
+from obsctl.services import sessions as session_service
+from obsctl.services import sla as sla_service
+from obsctl.services import triage as triage_service
+from obsctl.services import webhooks as webhook_service
+from obsctl.services.alerts import rules as alert_rules
+from obsctl.services.pricing import pricer_for
+from obsctl.services.sessions.compare import compare_sessions
+from obsctl.services.sessions.export import export_session
+from obsctl.services.sessions.summary import session_summary
+from obsctl.services.sla.summary import sla_summary
+from obsctl.vocabulary import SESSION_STATUSES
+from obsctl.web.http import get_settings, get_store
+from obsctl.web.routes.alerts import send_deliveries
+from obsctl.web.security import api_key_problem
+from obsctl.web.ui import access
+from obsctl.web.ui.present import event_rows, fmt_ms, fmt_num, pretty_json, sparkline_points, timeline
+
+blueprint = Blueprint("dashboard", __name__, template_folder="templates", static_folder="static",
+                      static_url_path="/ui/static")
+
+PAGE_SIZE = 50
+# A session page shows this many events; the export has them all.
+SHOWN_EVENTS = 1000
+PAGE = IntParam("page", 1, 100_000, default=1)
+
+NAV = (
+    ("overview", "Overview"),
+    ("sessions", "Sessions"),
+    ("compare", "Compare"),
+    ("alerts", "Alerts"),
+    ("webhooks", "Webhooks"),
+    ("sla", "SLA"),
+    ("scorecards", "Scorecards"),
+)
+
+
+def session_path(session_id: str, suffix: str = "") -> str:
+    """The page of a session: its id escaped whole (a `/` in an id is %2F, web/rawpath.py)."""
+    return f"/ui/sessions/{quote(session_id, safe='')}{suffix}"
+
+
+@blueprint.app_template_global()
+def nav_items():
+    return NAV
+
+
+blueprint.add_app_template_global(access.csrf_token, "csrf_token")
+blueprint.add_app_template_global(session_path, "session_path")
+blueprint.add_app_template_global(lambda agent: f"/ui/scorecards/{quote(agent, safe='')}", "scorecard_path")
+blueprint.add_app_template_filter(fmt_ms, "ms")
+blueprint.add_app_template_filter(fmt_num, "num")
+blueprint.add_app_template_filter(pretty_json, "pretty")
+
+
+@blueprint.app_context_processor
+def _page_context():
+    return {"login_required": access.login_required() if request.blueprint == "dashboard" else False}
+
+
+@blueprint.before_request
+def _gate():
+    if request.endpoint == "dashboard.static":
+        return None
+    if request.method == "POST":
+        access.check_csrf()
+    if request.endpoint == "dashboard.login" or access.logged_in():
+        return None
+    if request.method == "GET":
+        return redirect(url_for("dashboard.login", next=request.full_path.rstrip("?")))
+    return _error_page(401, "log in first")
+
+
+@blueprint.after_request
+def _headers(response):
+    return access.add_security_headers(response)
+
+
+def _error_page(status: int, message: str):
+    return render_template("error.html", status=status, message=message, page=None), status
+
+
+@blueprint.errorhandler(ObsctlError)
+def _obsctl_error(exc: ObsctlError):
+    if isinstance(exc, StorageError):
+        raise exc  # the app's handler logs it and answers 500 without details
+    return _error_page(404 if isinstance(exc, NotFound) else 400, exc.message)
+
+
+@blueprint.errorhandler(HTTPException)
+def _http_error(exc: HTTPException):
+    return _error_page(exc.code or 500, exc.description or exc.name)
+
+
+def _page_number() -> int:
+    raw = request.args.get("page") or "1"
+    if not raw.isdigit():
+        raise InvalidInput(f"page must be a whole number, got {raw[:40]!r}")
+    return PAGE.check(int(raw))
+
+
+# -- access -------------------------------------------------------------------------------
+
+@blueprint.route("/ui/login", methods=["GET", "POST"])
+def login():
+    settings = get_settings()
+    target = access.safe_next(request.values.get("next"), url_for("dashboard.overview"))
+    if not settings.api_key:
+        return redirect(target)
+    problem = None
+    if request.method == "POST":
+        problem = api_key_problem(request.form.get("api_key", ""), settings.api_key)
+        if problem is None:
+            access.log_in(settings.api_key)
+            return redirect(target)
+    status = 401 if problem else 200
+    return render_template("login.html", page="login", next=target, problem=problem), status
+
+
+@blueprint.post("/ui/logout")
+def logout():
+    access.log_out()
+    return redirect(url_for("dashboard.login"))
+
+
+# -- pages --------------------------------------------------------------------------------
+
+@blueprint.get("/")
+def overview():
+    data = dashboard_service.overview(get_store(), get_settings(), window=request.args.get("window"))
+    return render_template("overview.html", page="overview", data=data,
+                           windows=list(dashboard_service.WINDOWS))
+
+
+@blueprint.get("/ui/sessions")
+def sessions():
+    status = request.args.get("status") or None
+    page = _page_number()
+    listing = session_service.list_sessions(get_store(), status=status, limit=PAGE_SIZE,
+                                            offset=(page - 1) * PAGE_SIZE)
+    pages = max(1, -(-listing["total"] // PAGE_SIZE))
+    return render_template("sessions.html", page="sessions", listing=listing, status=status,
+                           statuses=SESSION_STATUSES, number=page, pages=pages)
+
+
+@blueprint.get("/ui/sessions/<path:session_id>")
+def session_page(session_id: str):
+    store = get_store()
+    detail = session_service.get_session(store, session_id)
+    events = detail.pop("events")
+    summary = session_summary(store, session_service.require_session(store, session_id))
+    shown = events[:SHOWN_EVENTS]
+    return render_template("session.html", page="sessions", session=detail, summary=summary,
+                           rows=event_rows(shown), timeline=timeline(detail, shown),
+                           hidden=len(events) - len(shown))
+
+
+@blueprint.get("/ui/sessions/<path:session_id>/export")
+def session_export(session_id: str):
+    stream = export_session(get_store(), session_id, request.args.get("format", "json"))
+    return Response(b"".join(stream.chunks), content_type=stream.media_type,
+                    headers={"Content-Disposition": f'attachment; filename="{stream.filename}"'})
+
+
+@blueprint.get("/ui/sessions/<path:session_id>/triage")
+def session_triage(session_id: str):
+    report = triage_service.triage_session(get_store(), session_id, pricer=pricer_for(get_settings()))
+    return render_template("triage.html", page="sessions", report=report)
+
+
+@blueprint.get("/ui/sessions/<path:session_id>/postmortem")
+def session_postmortem(session_id: str):
+    report = postmortem_service.postmortem_session(get_store(), session_id,
+                                                   pricer=pricer_for(get_settings()))
+    return render_template("postmortem.html", page="sessions", report=report)
+
+
+@blueprint.get("/ui/compare")
+def compare():
+    a, b = (request.args.get("a") or "").strip(), (request.args.get("b") or "").strip()
+    comparison = compare_sessions(get_store(), a, b) if a and b else None
+    return render_template("compare.html", page="compare", a=a, b=b, comparison=comparison)
+
+
+@blueprint.get("/ui/alerts")
+def alerts():
+    store = get_store()
+    only_open = request.args.get("unacknowledged") == "true"
+    return render_template("alerts.html", page="alerts", rules=alert_rules.list_rules(store)["rules"],
+                           events=alert_service.list_alert_events(store, limit=100, unacknowledged=only_open),
+                           only_open=only_open)
+
+
+@blueprint.post("/ui/alerts/<path:alert_id>/acknowledge")
+def acknowledge(alert_id: str):
+    alert_service.acknowledge_alert(get_store(), alert_id)
+    send_deliveries(get_store(), get_settings())  # the acknowledgement's webhooks, as the API does
+    return redirect(url_for("dashboard.alerts"), 303)
+
+
+@blueprint.get("/ui/webhooks")
+def webhooks():
+    store = get_store()
+    status = request.args.get("status") or None
+    return render_template("webhooks.html", page="webhooks", hooks=webhook_service.list_webhooks(store),
+                           deliveries=webhook_service.list_deliveries(store, status=status, limit=100),
+                           status=status)
+
+
+@blueprint.get("/ui/sla")
+def sla():
+    store = get_store()
+    history = sla_service.sla_history(store, hours=24 * 7, limit=1000)
+    return render_template("sla.html", page="sla", targets=sla_service.list_targets(store),
+                           summary=sla_summary(store), history=history)
+
+
+@blueprint.get("/ui/scorecards")
+def scorecards():
+    # One fleet computation for every card; each agent's daily trend is on its own page (a
+    # trend is a scorecard computation per agent, too slow for twenty agents at once).
+    cards = scorecard_service.list_scorecards(get_store(), get_settings())
+    return render_template("scorecards.html", page="scorecards", cards=cards)
+
+
+@blueprint.get("/ui/scorecards/<path:agent>")
+def scorecard(agent: str):
+    card = scorecard_service.get_scorecard(get_store(), get_settings(), agent)
+    trend = sparkline_points([p["overall_score"] for p in card["trend"]], width=280, height=60)
+    return render_template("scorecard.html", page="scorecards", card=card, trend=trend)

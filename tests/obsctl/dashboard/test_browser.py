@@ -1,0 +1,143 @@
+"""The dashboard in a real browser: Debian's Chromium, headless, driven by Playwright against a
+real `obsctl serve` on 127.0.0.1 over the demo data, on each store. A screenshot of every page
+goes to tests/artifacts/screenshots/<store>/ at each run (git-ignored)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.obsctl.dashboard.conftest import API_KEY, screenshot
+
+pytestmark = pytest.mark.e2e
+
+PAGES = {
+    "overview": "/",
+    "sessions": "/ui/sessions",
+    "session": "/ui/sessions/support-004",
+    "triage": "/ui/sessions/support-004/triage",
+    "postmortem": "/ui/sessions/research-002/postmortem",
+    "compare": "/ui/compare?a=support-001&b=support-004",
+    "alerts": "/ui/alerts",
+    "webhooks": "/ui/webhooks",
+    "sla": "/ui/sla",
+    "scorecards": "/ui/scorecards",
+    "scorecard": "/ui/scorecards/support-bot",
+}
+
+
+def log_in(page, server, path: str = "/"):
+    page.goto(server.url + path)
+    assert "/ui/login" in page.url
+    page.get_by_label("API key").fill(API_KEY)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_load_state()
+
+
+def check_accessible(page, name: str):
+    """One h1; every visible form control labelled; every img-role element named."""
+    assert page.locator("h1").count() == 1, name
+    controls = page.locator("main input:not([type=hidden]), main select, main textarea")
+    for i in range(controls.count()):
+        control = controls.nth(i)
+        control_id = control.get_attribute("id")
+        labelled = (control_id and page.locator(f'label[for="{control_id}"]').count() == 1) \
+            or control.get_attribute("aria-label")
+        assert labelled, (name, control_id)
+    images = page.locator('[role="img"]')
+    for i in range(images.count()):
+        assert images.nth(i).get_attribute("aria-label"), name
+
+
+def test_the_whole_journey(page, demo_server):
+    server = demo_server
+    log_in(page, server, "/ui/sessions?status=error")
+    # Back where the browser was going, filtered.
+    assert page.url.endswith("/ui/sessions?status=error")
+    rows = page.locator("table.sessions tbody tr")
+    assert rows.count() == 1 and "research-002" in rows.first.inner_text()
+
+    for name, path in PAGES.items():
+        page.goto(server.url + path)
+        assert page.locator("h1").count() == 1
+        check_accessible(page, name)
+        if name == "overview":
+            page.wait_for_selector(".chart canvas")
+            page.wait_for_selector('.chart[data-chart="days_tokens"] canvas')
+            assert page.locator(".chart canvas").count() == 8
+            assert page.locator('[data-field="total_sessions"]').inner_text() == "12"
+        if name == "sla":
+            page.wait_for_selector('.chart[data-chart="sla"] canvas')
+        if name == "sessions":
+            assert page.locator("table.sessions tbody tr").count() == 12
+        screenshot(page, server.backend, name)
+    assert page.errors == []  # no script errors, no CSP violations reported on the console
+
+    # Filter, then open a session from the list and expand its failing event.
+    page.goto(server.url + "/ui/sessions")
+    page.get_by_label("Status").select_option("completed")
+    page.get_by_role("button", name="Filter").click()
+    assert "status=completed" in page.url
+    assert page.locator("table.sessions tbody tr").count() == 10
+    page.get_by_role("link", name="support-004", exact=True).click()
+    assert page.locator("h1").inner_text() == "Session support-004"
+    failing = page.locator("li.event.error").first
+    assert not failing.locator(".body").is_visible()
+    failing.locator("summary").click()
+    assert failing.locator(".body").is_visible()
+    assert failing.locator("h3", has_text="Tool call").count() == 1
+    screenshot(page, server.backend, "session-expanded")
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Export CSV").click()
+    assert download.value.suggested_filename == "session-support-004.csv"
+
+    # Compare from the form.
+    page.goto(server.url + "/ui/compare")
+    page.get_by_label("Baseline (A)").fill("support-001")
+    page.get_by_label("Session B").fill("support-004")
+    page.get_by_role("button", name="Compare").click()
+    assert page.locator("table.compare").count() == 1
+
+    # Acknowledge the fired alert.
+    page.goto(server.url + "/ui/alerts")
+    buttons = page.get_by_role("button", name=re.compile("^Acknowledge the alert"))
+    before = buttons.count()
+    assert before >= 1
+    buttons.first.click()
+    page.wait_for_load_state()
+    assert page.get_by_role("button", name=re.compile("^Acknowledge the alert")).count() == before - 1
+
+    # Log out: the pages want the key again.
+    page.get_by_role("button", name="Log out").click()
+    assert "/ui/login" in page.url
+    page.goto(server.url + "/ui/sessions")
+    assert "/ui/login" in page.url
+    assert page.errors == []
+
+
+def test_keyboard_reaches_the_skip_link_and_the_navigation(page, demo_server):
+    log_in(page, demo_server)
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Overview"
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline == "solid"
+
+
+def test_the_pages_read_without_javascript(browser, demo_server):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    try:
+        log_in(page, demo_server, "/ui/sessions")
+        assert page.locator("table.sessions tbody tr").count() == 12
+        page.goto(demo_server.url + "/ui/sessions/support-004")
+        failing = page.locator("li.event.error").first
+        failing.locator("summary").click()  # <details>: no script needed
+        assert failing.locator(".body").is_visible()
+        page.goto(demo_server.url + "/")
+        assert page.locator(".chart canvas").count() == 0  # charts need JavaScript; the table does not
+        assert page.locator("details.nojs-table table tbody tr").count() >= 24
+    finally:
+        context.close()
