@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import ObsTyper, run
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import MISSING, JsonFlag, Styled, console, render_table, rich_cell, show
@@ -17,7 +18,7 @@ app = ObsTyper(help="List sessions and show one with its events.\n\nExample: obs
 @app.command("list")
 def list_command(
     ctx: typer.Context,
-    status: str | None = typer.Option(None, "--status", callback=checked(service.check_status),
+    status: str | None = typer.Option(None, "--status", autocompletion=completion.session_statuses, callback=checked(service.check_status),
                                       help="active, completed or error."),
     limit: int = int_option(service.LIMIT, "--limit", help="Sessions to show."),
     offset: int = int_option(service.OFFSET, "--offset", help="Sessions to skip (newest first)."),
@@ -50,7 +51,7 @@ def _status(status: str) -> Styled:
 @app.command("show")
 def show_command(
     ctx: typer.Context,
-    session_id: str = typer.Argument(..., help="Session id."),
+    session_id: str = typer.Argument(..., autocompletion=completion.sessions, help="Session id."),
     json_: JsonFlag = False,
 ) -> None:
     """Show one session and its events.
