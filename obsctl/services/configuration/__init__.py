@@ -364,7 +364,9 @@ def apply_config(store: Store, settings, document: Any, *, dry_run: bool = False
         unlisted_targets: dict = {}
         if "alerts" in sections:
             rules, unlisted_rules = _plan_rules(store, sections["alerts"], problems)
-            names = {p["name"] for p in rules} | (set() if prune else {r["name"] for r in unlisted_rules.values()})
+            # A rule with a problem of its own still has its name: no second problem for it.
+            named = {e["name"] for e in sections["alerts"] if type(e) is dict and type(e.get("name")) is str}
+            names = named | (set() if prune else {r["name"] for r in unlisted_rules.values()})
         else:
             names = {r["name"] for r in store.alerts.list_rules()}
         if "webhooks" in sections:
