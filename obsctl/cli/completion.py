@@ -20,7 +20,7 @@ import typer
 from obsctl.vocabulary import METRICS, OPERATORS, SESSION_STATUSES
 
 LIMIT = 100  # values offered at most: a shell shows no more usefully
-READ_TIMEOUT_S = 2.0
+READ_TIMEOUT_S = 3.0
 
 
 def _starting(values: Iterable, incomplete: str) -> list:
@@ -93,22 +93,31 @@ def sessions(ctx: typer.Context, incomplete: str) -> list[str]:
 
 
 def _from_database(ctx: typer.Context, read: Callable) -> list[str]:
+    try:
+        from obsctl.config import Settings
+        from obsctl.services.storage import open_store
+
+        params = ctx.find_root().params
+        if params.get("url") or params.get("profile"):
+            return []  # a server, not a database: nothing to read here
+        settings = Settings.from_env(db_path=params.get("db"))
+        # Imported here, so that the time bound below is the database's alone.
+        if settings.db_url:
+            import obsctl.store.postgres.pg_store  # noqa: F401
+        else:
+            import obsctl.store.sqlite.sqlite_store  # noqa: F401
+    except Exception:  # noqa: BLE001 - completion completes nothing rather than fail
+        return []
     found: list[str] = []
 
     def work() -> None:
         try:
-            from obsctl.config import Settings
-            from obsctl.services.storage import open_store
-
-            params = ctx.find_root().params
-            if params.get("url") or params.get("profile"):
-                return  # a server, not a database: nothing to read here
-            store = open_store(Settings.from_env(db_path=params.get("db")), mode="read")
+            store = open_store(settings, mode="read")
             try:
                 found.extend(read(store))
             finally:
                 store.close()
-        except Exception:  # noqa: BLE001 - completion completes nothing rather than fail
+        except Exception:  # noqa: BLE001
             return
 
     # A thread, so that a database that does not answer (a PostgreSQL host that drops packets)
