@@ -50,6 +50,7 @@ def fleet(db, db_url):
 def test_agent_names_come_from_the_database(fleet):
     assert values("obsctl triage batch --agent ", fleet) == ["research-agent", "supervisor", "support-bot"]
     assert values("obsctl incidents --agent sup", fleet) == ["supervisor", "support-bot"]
+    assert values("obsctl changes --agent supp", fleet) == ["support-bot"]
     assert values("obsctl sla set ", fleet) == ["research-agent", "supervisor", "support-bot"]
     assert values("obsctl alerts rules add --agent-filter re", fleet) == ["research-agent"]
     assert values("obsctl scorecards show x", fleet) == []
