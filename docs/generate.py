@@ -39,7 +39,7 @@ from sandbox import DOCS, ROOT, WIDTH, Sandbox, build_template  # noqa: E402
 RANDOM_ID = re.compile(r"\b(rule|alert|wh|msg|score)_[0-9a-f]{12,32}\b|\b(whsec)_[A-Za-z0-9+/]{20,}={0,2}")
 FENCE = re.compile(r"^(?P<indent> *)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
                    re.MULTILINE | re.DOTALL)
-COMMAND = re.compile(r"^(?:[A-Z_]+=\S* )*(?:obsctl|printq) ")
+COMMAND = re.compile(r"^(?:[A-Z_]+=\S* (?:\\\n\s*)?)*(?:obsctl|printq) ")  # settings may continue lines
 STALE_HINT = "run `make docs` to regenerate, then review the diff"
 
 

@@ -1,8 +1,8 @@
 """The sandbox the docs' examples run in (used by docs/generate.py).
 
-A directory holding a copy of the demo database and the files of docs/examples/, with `obsctl`
-and `printq` on PATH as wrappers that run with the clock fixed at FIXED_NOW, so every example
-prints the same output on every machine and every day.
+A directory holding a copy of the demo database, examples/obsctl.yaml and the files of
+docs/examples/, with `obsctl` and `printq` on PATH as wrappers that run with the clock fixed at
+FIXED_NOW, so every example prints the same output on every machine and every day.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 EXAMPLE_FILES = DOCS / "examples"
 DEMO_EVENTS = ROOT / "examples" / "demo-events.jsonl"
+CONFIG_EXAMPLE = ROOT / "examples" / "obsctl.yaml"  # docs/configuration-as-code.md applies it
 FIXED_NOW = "2026-11-20T20:05:00.000Z"  # five minutes after the demo's last event, as `make demo`
 WIDTH = 100
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
@@ -128,6 +129,7 @@ def build_template(root: Path) -> Path:
         script.chmod(0o755)
     (template / ".demo").mkdir(parents=True)
     shutil.copy(DEMO_EVENTS, template / "demo-events.jsonl")
+    shutil.copy(CONFIG_EXAMPLE, template / CONFIG_EXAMPLE.name)
     if EXAMPLE_FILES.is_dir():
         for f in EXAMPLE_FILES.iterdir():
             shutil.copy(f, template / f.name)

@@ -31,6 +31,7 @@ DEFAULT_RATE_LIMITS: dict[str, str] = {
     "sla": "120/minute",
     "scorecards": "120/minute",
     "maintenance": "120/minute",
+    "configuration": "120/minute",
     "health": "600/minute",
     "default": "120/minute",
 }

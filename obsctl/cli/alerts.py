@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import EXIT_FIRED, ObsTyper, notice, run, settings_of
 from obsctl.cli.options import checked, int_option, on_off
 from obsctl.cli.output import JsonFlag, fmt_number, render_table, show
@@ -50,9 +51,9 @@ def _rule_body(name, metric, operator, threshold, window_minutes, cooldown_minut
 def add_rule(
     ctx: typer.Context,
     name: str = typer.Option(..., "--name", help="What the alert is called."),
-    metric: str = typer.Option(..., "--metric", callback=checked(alert_rules.check_metric),
+    metric: str = typer.Option(..., "--metric", autocompletion=completion.metrics, callback=checked(alert_rules.check_metric),
                                help=f"One of: {', '.join(alert_rules.METRICS)}."),
-    operator: str = typer.Option(..., "--operator", callback=checked(alert_rules.check_operator),
+    operator: str = typer.Option(..., "--operator", autocompletion=completion.operators, callback=checked(alert_rules.check_operator),
                                  help=_OPERATOR_HELP),
     threshold: float = typer.Option(..., "--threshold", callback=checked(alert_rules.check_threshold),
                                     help="The boundary value."),
@@ -62,8 +63,8 @@ def add_rule(
     cooldown_minutes: int | None = int_option(alert_rules.COOLDOWN_MINUTES, "--cooldown-minutes",
                                               help="Quiet time after firing (0: none)", default=None,
                                               show_default=str(alert_rules.COOLDOWN_MINUTES.default)),
-    agent_filter: str | None = typer.Option(None, "--agent-filter", help="Only this agent's sessions."),
-    severity: str | None = typer.Option(None, "--severity", callback=checked(alert_rules.check_severity),
+    agent_filter: str | None = typer.Option(None, "--agent-filter", autocompletion=completion.agents, help="Only this agent's sessions."),
+    severity: str | None = typer.Option(None, "--severity", autocompletion=completion.severities, callback=checked(alert_rules.check_severity),
                                         help=_SEVERITY_HELP + "  [default: warning]"),
     disabled: bool = typer.Option(False, "--disabled", help="Create the rule disabled."),
     json_: JsonFlag = False,
@@ -93,9 +94,9 @@ def update_rule(
     ctx: typer.Context,
     rule_id: str = typer.Argument(..., help="Rule id."),
     name: str | None = typer.Option(None, "--name", help="New name."),
-    metric: str | None = typer.Option(None, "--metric", callback=checked(alert_rules.check_metric),
+    metric: str | None = typer.Option(None, "--metric", autocompletion=completion.metrics, callback=checked(alert_rules.check_metric),
                                       help="New metric."),
-    operator: str | None = typer.Option(None, "--operator", callback=checked(alert_rules.check_operator),
+    operator: str | None = typer.Option(None, "--operator", autocompletion=completion.operators, callback=checked(alert_rules.check_operator),
                                         help=_OPERATOR_HELP),
     threshold: float | None = typer.Option(None, "--threshold",
                                            callback=checked(alert_rules.check_threshold),
@@ -104,9 +105,9 @@ def update_rule(
                                             help="New lookback window", default=None),
     cooldown_minutes: int | None = int_option(alert_rules.COOLDOWN_MINUTES, "--cooldown-minutes",
                                               help="New quiet time after firing", default=None),
-    agent_filter: str | None = typer.Option(None, "--agent-filter",
+    agent_filter: str | None = typer.Option(None, "--agent-filter", autocompletion=completion.agents,
                                                help="Agent name; an empty string means all agents."),
-    severity: str | None = typer.Option(None, "--severity", callback=checked(alert_rules.check_severity),
+    severity: str | None = typer.Option(None, "--severity", autocompletion=completion.severities, callback=checked(alert_rules.check_severity),
                                         help=_SEVERITY_HELP),
     enable: bool = typer.Option(False, "--enable", help="Turn the rule on."),
     disable: bool = typer.Option(False, "--disable", help="Turn the rule off."),

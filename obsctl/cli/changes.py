@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import ObsTyper, run, settings_of, translate_errors
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import JsonFlag, Styled, render_table, show
@@ -31,7 +32,7 @@ def changes_command(
                                    "or an ISO 8601 time."),
     until: str | None = typer.Option(None, "--until", callback=checked(check_until),
                                      help="End of the window, ISO 8601 (default: now)."),
-    agent: str | None = typer.Option(None, "--agent", help="Only this agent's changes."),
+    agent: str | None = typer.Option(None, "--agent", autocompletion=completion.agents, help="Only this agent's changes."),
     limit: int = int_option(service.LIMIT, "--limit", help="Changes to show."),
     json_: JsonFlag = False,
 ) -> None:

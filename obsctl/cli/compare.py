@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import run, translate_errors
 from obsctl.cli.output import (
     MISSING,
@@ -30,8 +31,8 @@ _LABELS = {
 @translate_errors
 def compare_command(
     ctx: typer.Context,
-    session_a: str = typer.Argument(..., help="Baseline session id (A)."),
-    session_b: str = typer.Argument(..., help="Session compared against it (B)."),
+    session_a: str = typer.Argument(..., autocompletion=completion.sessions, help="Baseline session id (A)."),
+    session_b: str = typer.Argument(..., autocompletion=completion.sessions, help="Session compared against it (B)."),
     json_: JsonFlag = False,
 ) -> None:
     """Compare session B against baseline session A.

@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import run, translate_errors
 from obsctl.cli.output import JsonFlag, console, show
 
@@ -13,7 +14,7 @@ from obsctl.cli.output import JsonFlag, console, show
 @translate_errors
 def explain_command(
     ctx: typer.Context,
-    session_id: str = typer.Argument(..., help="Session id."),
+    session_id: str = typer.Argument(..., autocompletion=completion.sessions, help="Session id."),
     raw: bool = typer.Option(False, "--raw", help="Print the Markdown source even on a terminal."),
     json_: JsonFlag = False,
 ) -> None:

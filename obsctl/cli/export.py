@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import notice, run, translate_errors
 from obsctl.cli.options import checked
 from obsctl.cli.output import JsonFlag
@@ -25,8 +26,8 @@ def _check_format(value: str) -> str:
 @translate_errors
 def export_command(
     ctx: typer.Context,
-    session_id: str = typer.Argument(..., help="Session id."),
-    fmt: str = typer.Option("json", "--format", "-f", callback=checked(_check_format),
+    session_id: str = typer.Argument(..., autocompletion=completion.sessions, help="Session id."),
+    fmt: str = typer.Option("json", "--format", "-f", autocompletion=completion.export_formats, callback=checked(_check_format),
                             help="json (the API's body; same as --json) or csv."),
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", dir_okay=False, help="Write to FILE instead of stdout.")] = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import run, translate_errors
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import JsonFlag, Styled, render_table, show
@@ -19,7 +20,7 @@ def incidents_command(
                               help="Start of the window: an age before --until (30m, 24h, 7d, 2w) "
                                    "or an ISO 8601 time."),
     until: str | None = typer.Option(None, "--until", callback=checked(service.check_until), help="End of the window, ISO 8601 (default: now)."),
-    agent: str | None = typer.Option(None, "--agent", help="Only this agent's failures."),
+    agent: str | None = typer.Option(None, "--agent", autocompletion=completion.agents, help="Only this agent's failures."),
     min_sessions: int = int_option(service.MIN_SESSIONS, "--min-sessions",
                                    help="Sessions a failure must reach to be an incident."),
     gap_minutes: int = int_option(service.GAP_MINUTES, "--gap-minutes",

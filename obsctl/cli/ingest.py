@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import EXIT_FAILURE, error, notice, run, translate_errors
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import JsonFlag, show, stderr_is_tty
@@ -34,7 +35,7 @@ def ingest_command(
     ctx: typer.Context,
     source: str = typer.Argument("-", metavar="FILE|-", help="JSONL, a JSON array, "
                                  '{"events": [...]}, one event object, or OTLP JSON; "-" reads stdin.'),
-    fmt: str = typer.Option("auto", "--format", "-f", callback=checked(_check_format),
+    fmt: str = typer.Option("auto", "--format", "-f", autocompletion=completion.ingest_formats, callback=checked(_check_format),
                             help="Input format: auto (told from the content), jsonl, json, "
                             "otlp-json (OpenTelemetry traces as a collector's file exporter "
                             "writes them)."),

@@ -12,6 +12,7 @@ from obsctl.cli import (
     analytics,
     changes,
     compare,
+    configuration,
     explain,
     export,
     incidents,
@@ -109,6 +110,8 @@ app.add_typer(changes.app, name="changes")
 app.add_typer(postmortem.app, name="postmortem")
 app.add_typer(sla.app, name="sla")
 app.add_typer(scorecards.app, name="scorecards")
+app.command("apply")(configuration.apply_command)
+app.command("export-config")(configuration.export_config_command)
 
 
 def main() -> None:

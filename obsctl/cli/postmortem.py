@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import ObsTyper, notice, run, settings_of
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import JsonFlag, Styled, console, render_table, show
@@ -36,7 +37,7 @@ class ReportFormat(StrEnum):
 @app.command("show")
 def show_command(
     ctx: typer.Context,
-    session_id: str = typer.Argument(..., help="Session id."),
+    session_id: str = typer.Argument(..., autocompletion=completion.sessions, help="Session id."),
     format_: Annotated[ReportFormat, typer.Option(
         "--format", "-f", help="md (Markdown) or json (the API's JSON body; same as --json)."
     )] = ReportFormat.md,
@@ -113,7 +114,7 @@ def candidates_command(
     min_errors: int = int_option(service.CANDIDATES_MIN_ERRORS, "--min-errors",
                                  help="Only sessions with at least this many errors."),
     limit: int = int_option(service.CANDIDATES_LIMIT, "--limit", help="Candidates to show."),
-    agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
+    agent: str | None = typer.Option(None, "--agent", autocompletion=completion.agents, help="Only this agent's sessions."),
     days: int | None = int_option(service.CANDIDATES_DAYS, "--days",
                                   show_default="all", help="Only sessions started in the last N days"),
     json_: JsonFlag = False,

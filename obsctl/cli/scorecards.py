@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import ObsTyper, run, settings_of, translate_errors
 from obsctl.cli.options import int_option
 from obsctl.cli.output import (
@@ -107,7 +108,7 @@ def _sparkline(points: list[dict]) -> str:
 @app.command("show")
 def show_command(
     ctx: typer.Context,
-    agent: str = typer.Argument(..., help="Agent name."),
+    agent: str = typer.Argument(..., autocompletion=completion.agents, help="Agent name."),
     days: int = _DAYS,
     json_: JsonFlag = False,
 ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from obsctl.cli import output
+from obsctl.cli import completion, output
 from obsctl.cli.base import EXIT_USAGE, ObsTyper, error, notice, run
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import MISSING, JsonFlag, Styled, console, fmt_number, render_table, rich_cell, show
@@ -25,7 +25,7 @@ def _check_tags(values: list[str]) -> list[str]:
 @app.command("list")
 def list_command(
     ctx: typer.Context,
-    status: str | None = typer.Option(None, "--status", callback=checked(service.check_status),
+    status: str | None = typer.Option(None, "--status", autocompletion=completion.session_statuses, callback=checked(service.check_status),
                                       help="active, completed or error."),
     limit: int = int_option(service.LIMIT, "--limit", help="Sessions to show."),
     offset: int = int_option(service.OFFSET, "--offset", help="Sessions to skip (newest first)."),
@@ -60,7 +60,7 @@ def _status(status: str) -> Styled:
 @app.command("show")
 def show_command(
     ctx: typer.Context,
-    session_id: str = typer.Argument(..., help="Session id."),
+    session_id: str = typer.Argument(..., autocompletion=completion.sessions, help="Session id."),
     tree: bool = typer.Option(False, "--tree", help="Events as a span tree (parent_id) with self time; "
                                                     "--json nests them under `children`."),
     json_: JsonFlag = False,

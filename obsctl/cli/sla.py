@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import EXIT_FIRED, ObsTyper, run, settings_of
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import (
@@ -44,10 +45,10 @@ def _rate(rate: float | None) -> Styled | None:
 @app.command("set")
 def set_command(
     ctx: typer.Context,
-    agent: str = typer.Argument(..., help="Agent name."),
-    metric: str = typer.Argument(..., callback=checked(service.check_metric),
+    agent: str = typer.Argument(..., autocompletion=completion.agents, help="Agent name."),
+    metric: str = typer.Argument(..., autocompletion=completion.metrics, callback=checked(service.check_metric),
                                  help=f"One of: {', '.join(METRICS)}."),
-    operator: str = typer.Argument(..., callback=checked(service.check_operator),
+    operator: str = typer.Argument(..., autocompletion=completion.sla_operators, callback=checked(service.check_operator),
                                    help="'<=' or '>=' (quote them), or the words le / ge."),
     value: float = typer.Argument(..., callback=checked(service.check_target_value),
                                   help="The target value."),
@@ -89,8 +90,8 @@ def _show_targets(data: dict) -> None:
 @app.command("remove")
 def remove_command(
     ctx: typer.Context,
-    agent: str = typer.Argument(..., help="Agent name."),
-    metric: str = typer.Argument(..., callback=checked(service.check_metric),
+    agent: str = typer.Argument(..., autocompletion=completion.agents, help="Agent name."),
+    metric: str = typer.Argument(..., autocompletion=completion.metrics, callback=checked(service.check_metric),
                                  help="Metric of the target."),
     json_: JsonFlag = False,
 ) -> None:
@@ -142,7 +143,7 @@ def check_command(
 @app.command("history")
 def history_command(
     ctx: typer.Context,
-    agent: str | None = typer.Option(None, "--agent", help="Only this agent's targets."),
+    agent: str | None = typer.Option(None, "--agent", autocompletion=completion.agents, help="Only this agent's targets."),
     hours: int = int_option(service.HISTORY_HOURS, "--hours", help="Lookback in hours."),
     limit: int = int_option(service.HISTORY_LIMIT, "--limit", help="Snapshots to show."),
     json_: JsonFlag = False,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 from typer.core import TyperGroup
 
+from obsctl.cli import completion
 from obsctl.cli.base import ObsTyper, run, settings_of
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import MISSING, JsonFlag, Styled, console, escape, render_table, show
@@ -53,7 +54,7 @@ def colour(severity: str, text: str | None = None) -> str:
 @app.command("show")
 def show_command(
     ctx: typer.Context,
-    session_id: str = typer.Argument(..., help="Session id."),
+    session_id: str = typer.Argument(..., autocompletion=completion.sessions, help="Session id."),
     json_: JsonFlag = False,
 ) -> None:
     """Triage one session: score, grade, findings coloured by severity, suggestions.
@@ -115,7 +116,7 @@ def batch_command(
     limit: int = int_option(service.BATCH_LIMIT, "--limit", help="Sessions to triage."),
     min_events: int = int_option(service.BATCH_MIN_EVENTS, "--min-events",
                                  help="Only sessions with at least this many events."),
-    agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
+    agent: str | None = typer.Option(None, "--agent", autocompletion=completion.agents, help="Only this agent's sessions."),
     since: str | None = typer.Option(None, "--since", callback=checked(incidents.check_since),
                                      help="Only sessions started since: an age before --until (24h, 7d) "
                                           "or an ISO 8601 time."),

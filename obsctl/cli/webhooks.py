@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from obsctl.cli import completion
 from obsctl.cli.base import EXIT_FAILURE, ObsTyper, notice, run, settings_of
 from obsctl.cli.options import checked, int_option, on_off
 from obsctl.cli.output import JsonFlag, render_table, show
@@ -33,7 +34,7 @@ def _show_created(title: str, hook: dict) -> None:
 def add(
     ctx: typer.Context,
     url: str = typer.Argument(..., help="http(s) URL to POST alerts to."),
-    format_: str = typer.Option("generic", "--format", callback=checked(service.check_format),
+    format_: str = typer.Option("generic", "--format", autocompletion=completion.webhook_formats, callback=checked(service.check_format),
                                 help="generic, slack or pagerduty."),
     secret: str | None = typer.Option(None, "--secret",
                                          help="whsec_<base64> to sign deliveries, or 'generate'."),
@@ -76,7 +77,7 @@ def update(
     ctx: typer.Context,
     webhook_id: str = typer.Argument(..., help="Webhook id."),
     url: str | None = typer.Option(None, "--url", help="New http(s) URL."),
-    format_: str | None = typer.Option(None, "--format", callback=checked(service.check_format),
+    format_: str | None = typer.Option(None, "--format", autocompletion=completion.webhook_formats, callback=checked(service.check_format),
                                        help="generic, slack or pagerduty."),
     secret: str | None = typer.Option(None, "--secret", help="whsec_<base64>, 'generate' or 'none'."),
     routing_key: str | None = typer.Option(None, "--routing-key"),
@@ -142,7 +143,7 @@ def deliveries(
     ctx: typer.Context,
     webhook_id: str | None = typer.Option(None, "--webhook", help="Only this webhook."),
     alert_id: str | None = typer.Option(None, "--alert", help="Only this alert's deliveries."),
-    status: str | None = typer.Option(None, "--status", callback=checked(service.check_delivery_status),
+    status: str | None = typer.Option(None, "--status", autocompletion=completion.delivery_statuses, callback=checked(service.check_delivery_status),
                                       help="pending, delivered or failed."),
     limit: int = int_option(service.DELIVERIES_LIMIT, "--limit", help="Deliveries to show."),
     json_: JsonFlag = False,

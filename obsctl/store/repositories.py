@@ -258,6 +258,12 @@ class SessionsRepository(Protocol):
     def get_session(self, session_id: str) -> dict | None:
         """One session, or None."""
 
+    def agent_names(self, prefix: str, limit: int) -> list[str]:
+        """Up to `limit` agent names starting with `prefix`, in code point order (cheap: a rollup)."""
+
+    def session_ids(self, prefix: str, limit: int) -> list[str]:
+        """Up to `limit` session ids starting with `prefix`, in code point order (an index range)."""
+
     def session_timeline_rows(self, session_id: str) -> list[tuple]:
         """A session's events in the order of iter_session_events, as timeline tuples."""
 

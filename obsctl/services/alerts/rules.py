@@ -120,15 +120,25 @@ def require_rule(store: Store, rule_id: str) -> dict:
     return row
 
 
-def create_rule(store: Store, body: Any) -> dict:
-    """Create a rule from its fields; name, metric, operator and threshold are required."""
+def check_rule_fields(body: Any, *, partial: bool = False) -> dict:
+    """The stored values of a rule's fields (InvalidInput naming the first bad one); a whole
+    rule (`partial` false) needs name, metric, operator and threshold and gets the defaults
+    of the others."""
     fields = _check_body(body)
+    if partial:
+        return fields
     missing = [k for k in ("name", "metric", "operator", "threshold") if k not in fields]
     if missing:
         raise InvalidInput(f"missing required rule field{'s' if len(missing) > 1 else ''}: "
                            f"{', '.join(missing)}")
+    return {**DEFAULTS, "enabled": 1, **fields}
+
+
+def create_rule(store: Store, body: Any) -> dict:
+    """Create a rule from its fields; name, metric, operator and threshold are required."""
+    fields = check_rule_fields(body)
     now = now_iso()
-    rule = {**DEFAULTS, "enabled": 1, **fields, "rule_id": f"rule_{uuid.uuid4().hex[:16]}",
+    rule = {**fields, "rule_id": f"rule_{uuid.uuid4().hex[:16]}",
             "created_at": now, "updated_at": now, "last_fired_at": None}
     with store.transaction():
         store.alerts.insert_rule(rule)
@@ -147,7 +157,7 @@ def get_rule(store: Store, rule_id: str) -> dict:
 
 def update_rule(store: Store, rule_id: str, body: Any) -> dict:
     """Partial update: only the fields present change; null clears agent_filter only."""
-    fields = _check_body(body)
+    fields = check_rule_fields(body, partial=True)
     with store.transaction():
         if fields:
             fields["updated_at"] = now_iso()

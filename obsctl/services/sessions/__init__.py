@@ -102,3 +102,13 @@ def get_session(store: Store, session_id: str, *, tree: bool = False) -> dict:
     events = [event_view(e) for e in store.sessions.iter_session_events(session_id)]
     view["events"] = build_tree(events) if tree else events
     return view
+
+
+def agent_names(store: Store, prefix: str = "", limit: int = 100) -> list[str]:
+    """Up to `limit` agent names that start with `prefix`, in order (shell completion)."""
+    return store.sessions.agent_names(prefix, limit)
+
+
+def session_ids(store: Store, prefix: str = "", limit: int = 100) -> list[str]:
+    """Up to `limit` session ids that start with `prefix`, in order (shell completion)."""
+    return store.sessions.session_ids(prefix, limit)

@@ -76,7 +76,9 @@ def check_target_value(value: Any) -> float:
     return float(value)
 
 
-def _check_fields(body: Any) -> dict:
+def check_target_fields(body: Any) -> dict:
+    """The stored values of a target's fields (window_hours only when given); InvalidInput
+    naming the first bad or missing one."""
     if type(body) is not dict:
         raise InvalidInput("the SLA target must be a JSON object")
     unknown = [k for k in body if k not in _WRITABLE and k not in _READ_ONLY]
@@ -101,7 +103,7 @@ def put_target(store: Store, body: Any) -> tuple[dict, bool]:
     An update without `window_hours` keeps the target's current window; a new target
     without one gets the default of 24 hours.
     """
-    fields = _check_fields(body)
+    fields = check_target_fields(body)
     stamp = now_iso()
     with store.transaction():
         existing = store.sla.get_target(fields["agent_name"], fields["metric"])

@@ -193,12 +193,24 @@ def require_webhook(store: Store, webhook_id: str) -> dict:
     return row
 
 
+def check_webhook_fields(store: Store, settings, body: Any, current: dict | None = None) -> dict:
+    """The column values a create (`current` None) or a partial update of `current` (a stored
+    row) would write; InvalidInput naming the first bad field."""
+    return _check_fields(store, settings, body, current)
+
+
 def create_webhook(store: Store, settings, body: Any) -> dict:
     """Create a webhook; the response is the only one that shows its secret."""
+    return insert_webhook(store, settings, body, f"wh_{uuid.uuid4().hex[:16]}")
+
+
+def insert_webhook(store: Store, settings, body: Any, webhook_id: str) -> dict:
+    """Create the webhook `webhook_id` (a new id, generated or chosen by a configuration
+    file) from its fields, as create_webhook does."""
     fields = _check_fields(store, settings, body, None)
     now = now_iso()
     row = {"format": "generic", "secret": None, "routing_key": None, "rule_ids": "[]",
-           "enabled": 1, "allow_private": 0, **fields, "webhook_id": f"wh_{uuid.uuid4().hex[:16]}",
+           "enabled": 1, "allow_private": 0, **fields, "webhook_id": webhook_id,
            "created_at": now, "updated_at": now}
     with store.transaction():
         store.webhooks.insert_webhook(row)

@@ -41,6 +41,25 @@ def get_session(conn: psycopg.Connection, session_id: str) -> dict | None:
     return dict(zip(SESSION_COLUMNS, row)) if row else None
 
 
+def agent_names(conn: psycopg.Connection, prefix: str, limit: int) -> list[str]:
+    """The agent names starting with `prefix`, in order, read from the session_stats rollup
+    (one row per day, agent and status: small whatever the number of sessions)."""
+    cursor = conn.execute(
+        "SELECT agent_name FROM session_stats WHERE left(agent_name, %s) = %s "
+        'GROUP BY agent_name HAVING SUM(sessions) > 0 ORDER BY agent_name COLLATE "C" LIMIT %s',
+        [len(prefix), prefix, limit])
+    return [row[0] for row in cursor]
+
+
+def session_ids(conn: psycopg.Connection, prefix: str, limit: int) -> list[str]:
+    """The session ids starting with `prefix`, in order: a range of the primary key (whose
+    collation is C, so the range is exactly the ids with the prefix)."""
+    cursor = conn.execute(
+        "SELECT session_id FROM sessions WHERE session_id >= %s AND session_id < %s "
+        "ORDER BY session_id LIMIT %s", [prefix, prefix + "\U0010ffff", limit])
+    return [row[0] for row in cursor]
+
+
 # What the explain timeline shows of each event, in this order.
 TIMELINE_COLUMNS = (
     "timestamp", "event_type", "model", "tokens_in", "tokens_out", "duration_ms", "input_data",

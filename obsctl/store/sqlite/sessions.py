@@ -39,6 +39,24 @@ def get_session(db: sqlite_utils.Database, session_id: str) -> dict | None:
     return dict(zip(SESSION_COLUMNS, row)) if row else None
 
 
+def agent_names(db: sqlite_utils.Database, prefix: str, limit: int) -> list[str]:
+    """The agent names starting with `prefix`, in order, read from the session_stats rollup
+    (one row per day, agent and status: small whatever the number of sessions)."""
+    cursor = db.conn.execute(
+        "SELECT agent_name FROM session_stats WHERE substr(agent_name, 1, ?) = ? "
+        "GROUP BY agent_name HAVING SUM(sessions) > 0 ORDER BY agent_name LIMIT ?",
+        [len(prefix), prefix, limit])
+    return [row[0] for row in cursor]
+
+
+def session_ids(db: sqlite_utils.Database, prefix: str, limit: int) -> list[str]:
+    """The session ids starting with `prefix`, in order: a range of the primary key."""
+    cursor = db.conn.execute(
+        "SELECT session_id FROM sessions WHERE session_id >= ? AND session_id < ? "
+        "ORDER BY session_id LIMIT ?", [prefix, prefix + "\U0010ffff", limit])
+    return [row[0] for row in cursor]
+
+
 # What the explain timeline shows of each event, in this order.
 TIMELINE_COLUMNS = (
     "timestamp", "event_type", "model", "tokens_in", "tokens_out", "duration_ms", "input_data",

@@ -24,6 +24,7 @@ ROUTE_MODULES = (
     "sla",
     "scorecards",
     "maintenance",
+    "configuration",
 )
 
 
