@@ -132,6 +132,9 @@ class Settings:
     remote_api_key: str | None = None
     # Where people reach this obsctl's API (OBSCTL_PUBLIC_URL): alerts link to it.
     public_url: str | None = None
+    # Event streams (GET /events/stream) open at once: each holds a request thread while it
+    # lasts (None: half of `serve --threads`, at least 1).
+    max_streams: int | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
@@ -160,6 +163,7 @@ class Settings:
             remote_url=env.get("OBSCTL_URL") or None,
             remote_api_key=env.get("OBSCTL_API_KEY") or None,
             public_url=parse_public_url(env.get("OBSCTL_PUBLIC_URL")),
+            max_streams=_int_env(env, "OBSCTL_MAX_STREAMS", 0, minimum=0) or None,
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:

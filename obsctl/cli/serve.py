@@ -95,7 +95,8 @@ def serve_command(
                  "header_timeout": header_timeout, "write_queue": write_queue,
                  "write_timeout": write_timeout}
     settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
-    settings = replace(settings, write_queue=settings.write_queue or threads)
+    settings = replace(settings, write_queue=settings.write_queue or threads,
+                       max_streams=settings.max_streams or max(1, threads // 2))
     if get is not None:
         raise typer.Exit(_answer_one_get(create_app(settings), settings, get))
     # Only a serving process logs: `--get` runs in the caller's process and leaves its logging alone.

@@ -30,6 +30,7 @@ from obsctl.store.repositories import (
     AlertsRepository,
     AnalyticsRepository,
     ChangesRepository,
+    EventsRepository,
     IngestRepository,
     MaintenanceRepository,
     MetricsRepository,
@@ -57,6 +58,7 @@ class Store(Protocol):
     alerts: AlertsRepository
     analytics: AnalyticsRepository
     changes: ChangesRepository
+    events: EventsRepository
     ingest: IngestRepository
     maintenance: MaintenanceRepository
     metrics: MetricsRepository

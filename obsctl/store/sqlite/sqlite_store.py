@@ -32,6 +32,7 @@ REPOSITORIES = {
     "alerts": "alerts",
     "analytics": "analytics",
     "changes": "changes",
+    "events": "events",
     "ingest": "ingest",
     "maintenance": "maintenance",
     "metrics": "metrics",
