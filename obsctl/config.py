@@ -160,9 +160,11 @@ class Settings:
     # (OBSCTL_SESSION_IDLE_TIMEOUT; None: never). See obsctl/services/sessions/lifecycle.py.
     session_idle_timeout: timedelta | None = DEFAULT_SESSION_IDLE_TIMEOUT
 
-
     # `obsctl serve` also accepts OTLP/gRPC on this port (OBSCTL_OTLP_GRPC_PORT); None: off.
     otlp_grpc_port: int | None = None
+    # Event streams (GET /events/stream) open at once: each holds a request thread while it
+    # lasts (None: half of `serve --threads`, at least 1).
+    max_streams: int | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
@@ -194,6 +196,7 @@ class Settings:
             public_url=parse_public_url(env.get("OBSCTL_PUBLIC_URL")),
             session_idle_timeout=parse_idle_timeout(env.get("OBSCTL_SESSION_IDLE_TIMEOUT")),
             otlp_grpc_port=parse_port(env, "OBSCTL_OTLP_GRPC_PORT"),
+            max_streams=_int_env(env, "OBSCTL_MAX_STREAMS", 0, minimum=0) or None,
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:

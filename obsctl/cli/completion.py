@@ -67,9 +67,9 @@ def webhook_formats(incomplete: str) -> list[str]:
 
 
 def export_formats(incomplete: str) -> list[str]:
-    from obsctl.services.sessions.export import FORMATS
+    from obsctl.services.sessions import bulk_export, export
 
-    return _starting(FORMATS, incomplete)
+    return _starting(tuple(dict.fromkeys(export.FORMATS + bulk_export.FORMATS)), incomplete)
 
 
 def ingest_formats(incomplete: str) -> list[str]:

@@ -23,6 +23,7 @@ from obsctl.cli import (
     serve,
     sessions,
     sla,
+    tail,
     triage,
     webhooks,
 )
@@ -98,6 +99,7 @@ app.add_typer(sessions.app, name="sessions")
 app.command("serve")(serve.serve_command)
 app.command("explain")(explain.explain_command)
 app.command("export")(export.export_command)
+app.command("tail")(tail.tail_command)
 app.command("compare")(compare.compare_command)
 app.command("analytics")(analytics.analytics_command)
 app.command("prune")(maintenance.prune_command)

@@ -105,7 +105,8 @@ def serve_command(
                  "header_timeout": header_timeout, "write_queue": write_queue,
                  "write_timeout": write_timeout}
     settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
-    settings = replace(settings, write_queue=settings.write_queue or threads)
+    settings = replace(settings, write_queue=settings.write_queue or threads,
+                       max_streams=settings.max_streams or max(1, threads // 2))
     if otlp_grpc_port is not None:
         settings = replace(settings, otlp_grpc_port=otlp_grpc_port)
     if settings.otlp_grpc_port is not None and get is None:

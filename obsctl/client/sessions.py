@@ -4,18 +4,27 @@ parameters, with the client in place of the store, and returns what the service 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
+import orjson
 import requests
 
 from obsctl.client.http import Client
 from obsctl.client.paths import api_path
 from obsctl.errors import ServiceUnavailable
+from obsctl.models.sessions import EventSelection
+from obsctl.services.sessions.bulk_export import FORMATS as BULK_FORMATS
+from obsctl.services.sessions.bulk_export import check_bulk_format
 from obsctl.services.sessions.export import ExportStream, check_format
+from obsctl.services.sessions.follow import POLL_SECONDS, FeedEvent
 from obsctl.services.sessions.housekeeping import check_tag_filters
 
 # Bytes read at a time from a streamed export.
 _CHUNK = 64 * 1024
+# A follow's stream is quiet at most a heartbeat (15 s) at a time: three missed is a broken one.
+FOLLOW_READ_TIMEOUT = 45.0
+FOLLOW_RECONNECTS = 5
 
 
 def _absent(session_id: str) -> str:
@@ -78,3 +87,86 @@ def _chunks(client: Client, response: requests.Response) -> Iterator[bytes]:
             # Nothing written so far is complete: `export -o` keeps no partial file.
             raise ServiceUnavailable(f"the connection to the obsctl server at {client.server} broke "
                                      f"during the export; nothing complete was received") from None
+
+
+def _selection_params(selection: EventSelection) -> dict:
+    return {"since": selection.since, "until": selection.until, "agent": list(selection.agents),
+            "status": list(selection.statuses), "session": list(selection.session_ids),
+            "type": list(selection.event_types)}
+
+
+def export_events(client: Client, selection: EventSelection, fmt: str | None = "jsonl") -> ExportStream:
+    """The server's bulk export (GET /export), streamed: its body is read as it is written out."""
+    fmt = fmt or "jsonl"
+    if fmt not in BULK_FORMATS:  # the local check, without needing pyarrow here
+        check_bulk_format(fmt)
+    response = client.request("GET", "/export", params={"format": fmt, **_selection_params(selection)},
+                              stream=True)
+    return ExportStream(fmt, response.headers.get("Content-Type", ""), f"obsctl-export.{fmt}",
+                        _chunks(client, response), -1)
+
+
+def follow_events(client: Client, selection: EventSelection = EventSelection(), *,
+                  lines: int | None = None, after: str | None = None, follow: bool = True,
+                  stop: threading.Event | None = None,
+                  poll_seconds: float = POLL_SECONDS) -> Iterator[FeedEvent]:
+    """The server's event stream (GET /events/stream, Server-Sent Events) as the local
+    follow's events. A dropped connection is reopened with Last-Event-ID, so nothing is lost
+    or repeated; after FOLLOW_RECONNECTS failed reopenings in a row the follow fails."""
+    stop = stop or threading.Event()
+    params = {**_selection_params(selection), "lines": lines, "follow": None if follow else "false"}
+    failures = 0
+    while not stop.is_set():
+        headers = {"Accept": "text/event-stream"}
+        if after is not None:
+            headers["Last-Event-ID"] = after
+        try:
+            response = client.request("GET", "/events/stream", params=params, headers=headers, stream=True,
+                                      timeout=FOLLOW_READ_TIMEOUT)
+        except ServiceUnavailable:
+            failures += 1
+            if failures > FOLLOW_RECONNECTS:
+                raise
+            stop.wait(min(2 ** failures, 10))
+            continue
+        try:
+            with response:
+                for position, data in _messages(response):
+                    failures = 0
+                    after = position
+                    if data is not None:
+                        event = orjson.loads(data)
+                        yield FeedEvent(event["position"], event["agent_name"], event["event"])
+                    if stop.is_set():
+                        return
+            if not follow:
+                return
+        except requests.RequestException:
+            if not follow:
+                raise ServiceUnavailable(f"the connection to the obsctl server at {client.server} broke "
+                                         f"while reading events") from None
+        failures += 1
+        if failures > FOLLOW_RECONNECTS:
+            raise ServiceUnavailable(f"the event stream from the obsctl server at {client.server} "
+                                     f"broke {failures} times in a row; giving up")
+        stop.wait(min(2 ** (failures - 1), 10))
+
+
+def _messages(response: requests.Response) -> Iterator[tuple[str | None, bytes | None]]:
+    """(last event id, data or None) per Server-Sent Events message; comments are skipped."""
+    position: str | None = None
+    data: list[bytes] = []
+    for line in response.iter_lines(chunk_size=None):
+        if not line:
+            if data or position is not None:
+                yield position, b"\n".join(data) if data else None
+            data = []
+            continue
+        if line.startswith(b":"):
+            continue
+        name, _, value = line.partition(b":")
+        value = value[1:] if value.startswith(b" ") else value
+        if name == b"data":
+            data.append(value)
+        elif name == b"id":
+            position = value.decode()

@@ -222,3 +222,55 @@ class SessionList(Struct):
 
     sessions: list[Session]
     total: Count
+
+
+# --- Bulk export and follow: which events, and each event as one line ------------------------
+
+class EventSelection(Struct, frozen=True, forbid_unknown_fields=True):
+    """Which events a bulk export (`obsctl export --all`, `GET /export`) or a follow (`obsctl
+    tail`, `GET /events/stream`) reads. Every filter given must hold; a filter with several
+    values holds when any of them does. The agent and status are the session's.
+
+    Declared once so that new filters (model, tokens, cost, metadata) are one field each here
+    and one clause in the stores' `events` modules."""
+
+    since: Annotated[str | None, Meta(description="Events at or after this time (UTC ISO 8601)")] = None
+    until: Annotated[str | None, Meta(description="Events before this time (UTC ISO 8601)")] = None
+    agents: tuple[str, ...] = ()
+    statuses: tuple[SessionStatus, ...] = ()
+    session_ids: tuple[str, ...] = ()
+    event_types: tuple[str, ...] = ()
+
+
+class EventLine(Struct):
+    """One event of a bulk export or a follow, as `obsctl ingest` and `POST /events` take it
+    (JSON Lines re-ingest to the same events). status and total_tokens_in/out are set on
+    session_end events only: the session's status and final token counts."""
+
+    event_id: str
+    session_id: str
+    event_type: str
+    timestamp: Timestamp
+    model: str | None
+    agent_name: str | None
+    tokens_in: int | None
+    tokens_out: int | None
+    duration_ms: float | None
+    input_data: JsonObject | None
+    output_data: JsonObject | None
+    tool_call: JsonObject | None
+    decision_trace: JsonObject | None
+    metadata: JsonObject | None
+    parent_id: str | None
+    status: SessionStatus | None
+    total_tokens_in: int | None
+    total_tokens_out: int | None
+
+
+class FollowedEvent(Struct):
+    """One event of a follow (`obsctl tail --json`, a `GET /events/stream` message)"""
+
+    position: Annotated[str, Meta(description="Where the event was stored; resume after it with "
+                                              "Last-Event-ID (opaque: compare for equality only)")]
+    agent_name: Annotated[str, Meta(description="The agent of the event's session")]
+    event: EventLine

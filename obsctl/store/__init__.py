@@ -31,6 +31,7 @@ from obsctl.store.repositories import (
     AnalyticsRepository,
     ChangesRepository,
     DashboardRepository,
+    EventsRepository,
     IngestRepository,
     MaintenanceRepository,
     MetricsRepository,
@@ -59,6 +60,7 @@ class Store(Protocol):
     analytics: AnalyticsRepository
     changes: ChangesRepository
     dashboard: DashboardRepository
+    events: EventsRepository
     ingest: IngestRepository
     maintenance: MaintenanceRepository
     metrics: MetricsRepository

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from obsctl.models.sessions import EventSelection
+
 
 class AlertsRepository(Protocol):
     """Alert rules and alert events (fired alerts)."""
@@ -111,6 +113,21 @@ class AnalyticsRepository(Protocol):
 
     def hourly_counts(self) -> list[tuple]:
         """(hour 0-23 UTC, event count) for the hours that have events."""
+
+
+class EventsRepository(Protocol):
+    """Events across sessions: in bulk (the export) and in arrival order (the follow)."""
+
+    def iter_events(self, selection: EventSelection) -> Iterator[tuple]:
+        """The selected events in time order (ties in arrival order), streamed in batches."""
+
+    def events_after(self, position: str | None, selection: EventSelection,
+                     limit: int) -> list[tuple[str, tuple]]:
+        """(position, row) of the first `limit` selected events stored after `position`."""
+
+    def latest_events(self, selection: EventSelection,
+                      count: int) -> tuple[str, list[tuple[str, tuple]]]:
+        """The position of the last stored event, and the last `count` selected events."""
 
 
 class IngestRepository(Protocol):

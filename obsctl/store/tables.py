@@ -20,6 +20,12 @@ EVENT_READ_COLUMNS = (
     "duration_ms", "input_data", "output_data", "tool_call", "decision_trace", "metadata",
     "agent_name", "tool_name", "is_error", "parent_id",
 )
+# An event as ingest takes it (the bulk export's lines, models/sessions.py EventLine), in this order.
+EVENT_LINE_COLUMNS = (
+    "event_id", "session_id", "event_type", "timestamp", "model", "agent_name", "tokens_in",
+    "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
+    "metadata", "parent_id",
+)
 
 COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sessions", ("session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",

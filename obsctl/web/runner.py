@@ -38,10 +38,12 @@ def listen(app, *, host: str, port: int, threads: int, ident: str, error_body: E
 
 def run_until_signalled(server, *, drain_seconds: float = 20.0,
                         on_ready: Callable[[object], None] | None = None,
-                        on_stop: Callable[[], None] | None = None) -> None:
+                        on_stop: Callable[[], None] | None = None,
+                        on_stopping: Callable[[], None] | None = None) -> None:
     """Serve until SIGTERM or SIGINT, drain the requests in flight, then close the server.
 
     `on_ready(server)` runs once the signal handlers are in place (the start-up message);
+    `on_stopping()` when the signal arrives, before the drain (long responses end themselves);
     `on_stop()` runs last, after the connections are closed, however the loop ended.
     """
     from waitress import wasyncore
@@ -60,6 +62,8 @@ def run_until_signalled(server, *, drain_seconds: float = 20.0,
             on_ready(server)
         while not stopping.is_set():
             wasyncore.loop(timeout=0.5, map=socket_map, use_poll=True, count=1)
+        if on_stopping is not None:
+            on_stopping()
         # Stop accepting, keep the trigger and open channels so responses still go out.
         server.accepting = False
         wasyncore.dispatcher.close(server)

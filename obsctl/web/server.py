@@ -69,7 +69,13 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
             worker.stop()
         state.store.close()
 
-    run_until_signalled(server, drain_seconds=drain_seconds, on_ready=ready, on_stop=stopped)
+    def stopping() -> None:
+        streams = app.extensions.get("obsctl_streams")
+        if streams is not None:
+            streams.close()
+
+    run_until_signalled(server, drain_seconds=drain_seconds, on_ready=ready, on_stop=stopped,
+                        on_stopping=stopping)
     sys.stderr.write("obsctl server stopped\n")
 
 

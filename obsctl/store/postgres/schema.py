@@ -374,6 +374,18 @@ def _m019(conn: psycopg.Connection) -> None:
         )""")
 
 
+def _m020(conn: psycopg.Connection) -> None:
+    # Follow order (store/postgres/events.py): the transaction that stored each event. Ids come
+    # from a sequence and concurrent transactions commit them out of order, so "ids above N"
+    # can miss an event committed after a reader passed its id; (ingest_xid, id) read below the
+    # oldest running transaction cannot. Events stored before this read as transaction 1. The
+    # constant default adds the column without rewriting the table; the stable function after
+    # it keeps COPY's multi-row inserts.
+    conn.execute("ALTER TABLE events ADD COLUMN ingest_xid xid8 NOT NULL DEFAULT '1'")
+    conn.execute("ALTER TABLE events ALTER COLUMN ingest_xid SET DEFAULT pg_current_xact_id()")
+    conn.execute("CREATE INDEX idx_events_ingest_order ON events(ingest_xid, id)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -392,6 +404,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m017_session_idle_completion", _m017),
     ("m018_dashboard_secret", _m018),
     ("m019_change_acks", _m019),
+    ("m020_events_ingest_order", _m020),
 ]
 
 

@@ -406,6 +406,13 @@ def m019_change_acks(db):
     )
 
 
+@migrations()
+def m020_events_ingest_order(db):
+    # PostgreSQL's m020 records which transaction stored each event, for the follow order.
+    # Nothing to do here: SQLite commits one writer at a time, so the rowid is that order.
+    pass
+
+
 def _session_stats_change(new: str | None, old: str | None, duration: str) -> str:
     """One trigger statement adding the `new` session row to its group and taking the `old`
     one away (either may be None; with both, they are in the same group)."""

@@ -33,6 +33,7 @@ REPOSITORIES = {
     "analytics": "analytics",
     "changes": "changes",
     "dashboard": "dashboard",
+    "events": "events",
     "ingest": "ingest",
     "maintenance": "maintenance",
     "metrics": "metrics",

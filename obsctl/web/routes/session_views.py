@@ -6,7 +6,14 @@ The explain and export routes take any session id, including ids with `/` (path 
 
 from flask import Blueprint, Response, request
 
-from obsctl.models.sessions import CompareRequest, SessionComparison, SessionExplanation, SessionExport
+from obsctl.models.sessions import (
+    CompareRequest,
+    EventLine,
+    SessionComparison,
+    SessionExplanation,
+    SessionExport,
+)
+from obsctl.services.sessions.bulk_export import FORMATS, MEDIA_TYPES, export_events, select_events
 from obsctl.services.sessions.compare import compare_sessions, parse_compare_body
 from obsctl.services.sessions.explain import explain_session
 from obsctl.services.sessions.export import export_session
@@ -46,13 +53,44 @@ def export(session_id: str):
     return Response(body, content_type=stream.media_type, headers=headers)
 
 
+@blueprint.get("/export")
+def export_many():
+    stream = export_events(get_store(), selection_args(), request.args.get("format", "jsonl"))
+    # Streamed as read (chunked): the body is never built whole, whatever the number of events.
+    return Response(stream.chunks, content_type=stream.media_type,
+                    headers={"Content-Disposition": f'attachment; filename="{stream.filename}"'})
+
+
+def selection_args():
+    """The event selection of the query string (GET /export, GET /events/stream)."""
+    args = request.args
+    return select_events(since=args.get("since"), until=args.get("until"), agents=args.getlist("agent"),
+                         statuses=args.getlist("status"), session_ids=args.getlist("session"),
+                         event_types=args.getlist("type"))
+
+
+def selection_params() -> list[dict]:
+    """The OpenAPI query parameters read by selection_args."""
+    many = {"type": "array", "items": {"type": "string"}}
+    return [
+        query_param("since", {"type": "string"},
+                    "Events at or after this time: ISO 8601, or an age before until (30m, 24h, 7d, 2w)"),
+        query_param("until", {"type": "string"}, "Events before this time, ISO 8601"),
+        query_param("agent", many, "Sessions of this agent (repeat for several)"),
+        query_param("status", {"type": "array", "items": {"type": "string", "enum": ["active", "completed", "error"]}},
+                    "Sessions with this status (repeat for several)"),
+        query_param("session", many, "This session (repeat for several)"),
+        query_param("type", many, "Events of this event_type (repeat for several)"),
+    ]
+
+
 @blueprint.post("/sessions/compare")
 def compare():
     session_a, session_b = parse_compare_body(json_body())
     return json_response(compare_sessions(get_store(), session_a, session_b))
 
 
-OPENAPI_MODELS = (CompareRequest, SessionComparison, SessionExplanation, SessionExport)
+OPENAPI_MODELS = (CompareRequest, EventLine, SessionComparison, SessionExplanation, SessionExport)
 
 OPENAPI_PATHS = {
     "/sessions/{session_id}/explain": {
@@ -81,6 +119,31 @@ OPENAPI_PATHS = {
                 },
             },
             errors=error_responses(400, 404),
+        )
+    },
+    "/export": {
+        "get": operation(
+            "sessions",
+            "Export the events of many sessions (all, or those the filters select) as JSON Lines "
+            "(default), CSV or Parquet, streamed, as an attachment",
+            params=[
+                query_param("format", {"type": "string", "enum": list(FORMATS), "default": "jsonl"},
+                            "parquet needs pyarrow on the server (pip install 'obsctl[parquet]'); "
+                            "without it, 400"),
+                *selection_params(),
+            ],
+            ok={
+                "description": "One event a line (JSON Lines: an EventLine object each, re-ingestable) or "
+                               "row (CSV and Parquet: the same 18 columns), in time order; "
+                               'Content-Disposition: attachment; filename="obsctl-export.<format>"',
+                "content": {
+                    MEDIA_TYPES["jsonl"]: {"schema": {"type": "string", "description": "EventLine objects, "
+                                                                                       "one a line"}},
+                    "text/csv": {"schema": {"type": "string"}},
+                    MEDIA_TYPES["parquet"]: {"schema": {"type": "string", "format": "binary"}},
+                },
+            },
+            errors=error_responses(400),
         )
     },
     "/sessions/compare": {

@@ -12,8 +12,7 @@ import yaml
 
 from obsctl.errors import InvalidInput
 from obsctl.services import configuration as config
-from obsctl.services import sla
-from obsctl.services import webhooks
+from obsctl.services import sla, webhooks
 from obsctl.services.alerts import rules
 
 SECRET = "whsec_" + base64.b64encode(bytes(range(32))).decode()

@@ -229,7 +229,8 @@ def test_cli_errors(db, cli, tmp_path):
     bad = cli("export", "s1", "--format", "xml")
     assert bad.exit_code == 2
     assert bad.stderr.strip().splitlines()[-1] == (
-        "Error: Invalid value for '--format' / '-f': format must be json or csv; got 'xml'")
+        "Error: Invalid value for '--format' / '-f': must be json or csv (one session), or jsonl, csv or "
+            "parquet (many); got 'xml'")
     unwritable = cli("export", "s1", "-o", str(tmp_path / "no-such-dir" / "x.json"))
     assert unwritable.exit_code == 1
     assert unwritable.stderr.startswith("Error: cannot write ")
