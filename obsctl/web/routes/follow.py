@@ -74,11 +74,14 @@ def _message(event) -> bytes:
 
 @blueprint.get("/events/stream")
 def stream_events():
-    store = get_store()
-    selection = selection_args()
-    lines = LINES.check(int_arg("lines"))
-    heartbeat = HEARTBEAT.check(int_arg("heartbeat"))
-    follow = bool_arg("follow", True)
+    return event_stream(get_store(), selection_args(), lines=LINES.check(int_arg("lines")),
+                        heartbeat=HEARTBEAT.check(int_arg("heartbeat")), follow=bool_arg("follow", True))
+
+
+def event_stream(store, selection, *, lines: int, heartbeat: int, follow: bool = True) -> Response:
+    """The Server-Sent Events response of a follow (this route's, and the dashboard's live
+    updates): resumes after the request's Last-Event-ID, else starts with the last `lines`
+    selected events; one of the server's stream slots while it lasts."""
     resume = request.headers.get("Last-Event-ID") or None
     gate: StreamGate = current_app.extensions["obsctl_streams"]
     gate.enter()

@@ -170,6 +170,19 @@ def session_page(session_id: str):
                            hidden=len(events) - len(shown))
 
 
+@blueprint.get("/ui/live")
+def live():
+    """New events as they are stored (Server-Sent Events, as GET /events/stream), for the
+    overview and an open session: the browser's EventSource sends the login cookie, which
+    the API's X-API-Key cannot be."""
+    from obsctl.models.sessions import EventSelection
+    from obsctl.web.routes.follow import HEARTBEAT, event_stream
+
+    session_id = request.args.get("session") or None
+    selection = EventSelection(session_ids=(session_id,) if session_id else ())
+    return event_stream(get_store(), selection, lines=0, heartbeat=HEARTBEAT.default)
+
+
 @blueprint.get("/ui/sessions/<path:session_id>/export")
 def session_export(session_id: str):
     stream = export_session(get_store(), session_id, request.args.get("format", "json"))

@@ -141,3 +141,34 @@ def test_the_pages_read_without_javascript(browser, demo_server):
         assert page.locator("details.nojs-table table tbody tr").count() >= 24
     finally:
         context.close()
+
+
+def test_a_live_event_appears_without_reloading(page, demo_server):
+    import requests
+
+    server = demo_server
+    log_in(page, server)
+    live = page.locator("[data-live-list] li")
+    page.locator("[data-live-state]", has_text="following").wait_for(timeout=15_000)
+    assert live.count() == 0
+    event = {"session_id": "live-1", "event_type": "session_start", "agent_name": "<script>alert(1)</script>",
+             "event_id": "live-1-start"}
+    answer = requests.post(server.url + "/events", json={"events": [event]}, headers={"X-API-Key": API_KEY},
+                           timeout=10)
+    assert answer.status_code in (200, 201), answer.text
+    live.first.wait_for(timeout=15_000)
+    text = live.first.inner_text()
+    assert "live-1" in text and "session_start" in text and "<script>alert(1)</script>" in text
+    assert page.locator("[data-live-count]").inner_text() == "1"
+    # The open session page follows its own events only.
+    page.goto(server.url + "/ui/sessions/live-1")
+    page.locator("[data-live-state]", has_text="following").wait_for(timeout=15_000)
+    for n, session in enumerate(("other-1", "live-1")):
+        sent = requests.post(server.url + "/events", headers={"X-API-Key": API_KEY}, timeout=10, json={"events": [{
+            "session_id": session, "event_type": "llm_call", "model": "gpt-4o", "event_id": f"live-call-{n}"}]})
+        assert sent.status_code in (200, 201), sent.text
+    page.locator("[data-live-list] li").first.wait_for(timeout=15_000)
+    page.wait_for_timeout(1500)
+    rows = page.locator("[data-live-list] li")
+    assert rows.count() == 1 and "live-1" in rows.first.inner_text() and "llm_call" in rows.first.inner_text()
+    screenshot(page, server.backend, "live")

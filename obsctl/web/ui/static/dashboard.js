@@ -92,8 +92,47 @@
     });
   }
 
+  // Live: new events from /ui/live (Server-Sent Events), newest first, at most LIVE_SHOWN.
+  var LIVE_SHOWN = 50;
+
+  function describe(item) {
+    var e = item.event || {};
+    var what = [e.timestamp, item.agent_name, e.session_id, e.event_type];
+    var call = e.tool_call && (e.tool_call.name || e.tool_call.tool);
+    if (call) what.push(call);
+    if (e.model) what.push(e.model);
+    if (e.duration_ms != null) what.push(e.duration_ms + " ms");
+    return what.filter(function (w) { return w != null && w !== ""; }).join(" · ");
+  }
+
+  function live() {
+    var box = document.querySelector("[data-live-url]");
+    if (!box || typeof EventSource === "undefined") return;
+    var list = box.querySelector("[data-live-list]");
+    var count = box.querySelector("[data-live-count]");
+    var state = box.querySelector("[data-live-state]");
+    var seen = 0;
+    var source = new EventSource(box.getAttribute("data-live-url"));
+    source.onopen = function () { state.textContent = " (following)"; };
+    source.onerror = function () { state.textContent = " (reconnecting)"; };
+    source.onmessage = function (message) {
+      var item;
+      try { item = JSON.parse(message.data); } catch (e) { return; }
+      seen += 1;
+      count.textContent = String(seen);
+      var li = document.createElement("li");
+      li.textContent = describe(item);  // text, never markup: agent names and prompts stay inert
+      if (item.event && item.event.event_type && /error|timeout|rate_limit/.test(item.event.event_type)) {
+        li.className = "err";
+      }
+      list.insertBefore(li, list.firstChild);
+      while (list.children.length > LIVE_SHOWN) list.removeChild(list.lastChild);
+    };
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     localTimes();
+    live();
     var series = readJson("overview-series");
     if (series) drawOverview(series);
     drawDays(readJson("overview-days"));
