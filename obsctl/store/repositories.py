@@ -192,6 +192,11 @@ class MetricsRepository(Protocol):
         """The mean value of the scores named `name` given in the window, None when none."""
 
 
+    def top_sessions(self, since: str, until: str | None, agent: str | None, by: str,
+                     limit: int) -> list[dict]:
+        """The sessions whose events in the window weigh most in a metric (tokens, slowest, events)."""
+
+
 class OtlpRepository(Protocol):
     """OTLP trace ingest: trace-to-session links and session fields from resource attributes."""
 

@@ -121,7 +121,8 @@ def evaluate_alerts(store: Store, settings, *, at: datetime | None = None, dry_r
         _rehearse(store, candidates, recovered, at)
     else:
         if candidates:
-            _fire(store, candidates, at, _failures(store, candidates, at), getattr(settings, "public_url", None))
+            _fire(store, candidates, at, _failures(store, candidates, at), getattr(settings, "public_url", None),
+                  _contributors(store, candidates, at))
         if recovered:
             _resolve(store, recovered, at)
     fired = sum(1 for r in results if r["status"] == "fired")
@@ -176,6 +177,34 @@ def _failures(store: Store, candidates: list, at: datetime) -> dict[str, list[di
     return found
 
 
+# Rules on these metrics carry the sessions that weigh most in them: what the page is about.
+CONTRIBUTOR_ORDER = {"avg_tokens": "tokens", "avg_cost": "tokens", "avg_duration_ms": "slowest",
+                     "p95_duration_ms": "slowest"}
+CONTRIBUTOR_WHY = {"tokens": "the most tokens in the window", "slowest": "the slowest events in the window"}
+
+
+def _contributors(store: Store, candidates: list, at: datetime) -> dict[str, dict]:
+    """rule_id -> {"by", "why", "sessions"}: for each rule on tokens, cost or latency about to
+    fire, the top ALERT_FAILURES sessions of its window by tokens (also for cost: tokens are
+    what is priced) or by their slowest event, with their agents. Read before the firing's
+    write transaction."""
+    found, read = {}, {}
+    for rule, _ in candidates:
+        by = CONTRIBUTOR_ORDER.get(rule["metric"])
+        if by is None:
+            continue
+        scope = (rule["window_minutes"], rule["agent_filter"], by)
+        if scope not in read:
+            since = format_ts(at - timedelta(minutes=rule["window_minutes"]))
+            sessions = store.metrics.top_sessions(since, format_ts(at), rule["agent_filter"], by, ALERT_FAILURES)
+            for entry in sessions:
+                row = store.sessions.get_session(entry["session_id"])
+                entry["agent_name"] = row["agent_name"] if row else None
+            read[scope] = {"by": by, "why": CONTRIBUTOR_WHY[by], "sessions": sessions}
+        found[rule["rule_id"]] = read[scope]
+    return found
+
+
 def _links(base: str, rule_id: str, failures: list[dict]) -> list[dict]:
     """Where to look, on this obsctl's API (OBSCTL_PUBLIC_URL): the rule's alerts and, when
     something was failing, the triage and the events of the first session it hit."""
@@ -189,7 +218,7 @@ def _links(base: str, rule_id: str, failures: list[dict]) -> list[dict]:
 
 
 def _fire(store: Store, candidates: list, at: datetime, failures: dict[str, list[dict]],
-          public_url: str | None = None) -> None:
+          public_url: str | None = None, contributors: dict[str, dict] | None = None) -> None:
     """Record firings, re-checking cooldowns under the write lock so that two concurrent
     evaluations (cron and the API) cannot both fire the same rule."""
     fired_at = format_ts(at)
@@ -216,8 +245,12 @@ def _fire(store: Store, candidates: list, at: datetime, failures: dict[str, list
                     "firing_since": firing_since.get(rule["rule_id"], fired_at)}
             if rule["rule_id"] in failures:
                 view["failures"] = failures[rule["rule_id"]]
+            if contributors and rule["rule_id"] in contributors:
+                view["contributors"] = contributors[rule["rule_id"]]
             if public_url:
-                view["links"] = _links(public_url, rule["rule_id"], view.get("failures") or [])
+                view["links"] = _links(public_url, rule["rule_id"], view.get("failures")
+                                       or [{"session_ids": [c["session_id"] for c in
+                                                            (view.get("contributors") or {}).get("sessions", [])]}])
             webhooks.enqueue_alert(store, hooks, view, rule_view(rule), fired_at)
             result["status"] = "fired"
             result["alert_id"] = alert["alert_id"]

@@ -130,6 +130,10 @@ def _slack(event_type: str, alert: dict, rule: dict) -> dict:
     context = (f"alert `{alert_id}` · rule `{rule_id}` · "
                f"acknowledge with `obsctl alerts ack {alert_id}`")
     failing = [f"{f['severity']}: {slack_escape(f['title'])}" for f in alert.get("failures") or []]
+    top = alert.get("contributors") or {}
+    weighing = [f"{slack_escape(c['session_id'])} ({slack_escape(c.get('agent_name') or '-')}): "
+                f"{c['tokens']:,} tokens, slowest {with_unit('avg_duration_ms', c['slowest_ms'])}"
+                for c in top.get("sessions", [])]
     return {
         "text": fit(text, SLACK_TEXT_MAX),
         "blocks": [
@@ -148,6 +152,10 @@ def _slack(event_type: str, alert: dict, rule: dict) -> dict:
             *([{"type": "section", "text": {"type": "mrkdwn",
                                             "text": fit("*Failing*\n" + "\n".join(failing), SLACK_SECTION_MAX)}}]
               if failing else []),
+            *([{"type": "section", "text": {"type": "mrkdwn",
+                                            "text": fit(f"*Sessions with {top['why']}*\n" + "\n".join(weighing),
+                                                        SLACK_SECTION_MAX)}}]
+              if weighing else []),
             {"type": "context", "elements": [
                 {"type": "mrkdwn", "text": fit(context, SLACK_CONTEXT_MAX)}]},
         ],

@@ -110,3 +110,24 @@ def score_average(db: sqlite_utils.Database, name: str, since: str, until: str |
         sql += " AND c.created_at < ?"
         params.append(until)
     return db.conn.execute(sql, params).fetchone()[0]
+
+
+# What `top_sessions` orders by: the window's tokens, its slowest event, or its events.
+_TOP_ORDER = {"tokens": "tokens", "slowest": "slowest_ms", "events": "events"}
+
+
+def top_sessions(db: sqlite_utils.Database, since: str, until: str | None, agent: str | None,
+                 by: str, limit: int) -> list[dict]:
+    """The sessions whose events in the window weigh most in a metric (`by`: tokens, slowest
+    or events), with their events, errors, tokens and slowest event in the window."""
+    where, params = _window(since, until, agent)
+    rows = db.conn.execute(
+        f"""SELECT e.session_id, COUNT(*) AS events, COALESCE(SUM(e.is_error), 0),
+                   COALESCE(SUM(COALESCE(e.tokens_in, 0) + COALESCE(e.tokens_out, 0)), 0) AS tokens,
+                   MAX(e.duration_ms) AS slowest_ms
+            {where} GROUP BY e.session_id
+            ORDER BY {_TOP_ORDER[by]} DESC, e.session_id LIMIT ?""",
+        [*params, limit]).fetchall()
+    return [{"session_id": sid, "events": int(events), "errors": int(errors), "tokens": int(tokens),
+             "slowest_ms": None if slowest is None else float(slowest)}
+            for sid, events, errors, tokens, slowest in rows]

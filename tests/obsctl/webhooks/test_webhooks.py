@@ -460,3 +460,38 @@ def test_slack_texts_stay_within_slack_limits(db, private_ok, receiver):
         assert re.fullmatch(r"([^&]|&amp;|&lt;|&gt;)*…?", text), where  # no escape cut in half
     header = payload["blocks"][0]["text"]["text"]
     assert len(header) <= 150 and header.endswith("…") and header.startswith("Alert: &lt;&lt;")
+
+
+def _heavy_sessions(db) -> None:
+    """In the hour before 12:00: h-1 spends 9,000 tokens (slowest event 400 ms), h-2 3,000 (its
+    slowest 2,500 ms), h-3 1,000 (100 ms); h-old spent 50,000 before the window."""
+    def call(sid, minute, tokens, ms, n):
+        return event(sid, "llm_call", agent_name="alpha" if sid != "h-2" else "beta", model="gpt-4o",
+                     tokens_in=tokens, duration_ms=ms, timestamp=f"2026-01-01T11:{minute:02d}:00Z",
+                     event_id=f"{sid}-{n}")
+    ingest_events(db, [call("h-1", 10, 4000, 400, 1), call("h-1", 20, 5000, 300, 2), call("h-2", 30, 3000, 2500, 1),
+                       call("h-3", 40, 1000, 100, 1),
+                       event("h-old", "llm_call", agent_name="alpha", tokens_in=50000,
+                             timestamp="2026-01-01T10:30:00Z", event_id="h-old-1")])
+
+
+def test_alerts_on_tokens_and_latency_name_the_sessions_that_weigh_most(db, private_ok, receiver):
+    _heavy_sessions(db)
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": "slack"})
+    webhooks.create_webhook(db, private_ok, {"url": receiver.url, "format": "pagerduty", "routing_key": "R0UTING"})
+    alert_rules.create_rule(db, {"name": "tokens", "metric": "avg_tokens", "operator": ">", "threshold": 100})
+    alert_rules.create_rule(db, {"name": "slow", "metric": "p95_duration_ms", "operator": ">", "threshold": 1000})
+    assert alerts.evaluate_alerts(db, private_ok, at=AT)["fired"] == 2
+    deliver_due(db, private_ok, at=AT)
+    bodies = [json.loads(r["body"]) for r in receiver.accepted]
+    paged = {b["payload"]["custom_details"]["rule_name"]: b["payload"]["custom_details"]["contributors"]
+             for b in bodies if "routing_key" in b}
+    tokens, slow = paged["tokens"], paged["slow"]
+    assert (tokens["by"], [(s["session_id"], s["agent_name"], s["tokens"]) for s in tokens["sessions"]]) == (
+        "tokens", [("h-1", "alpha", 9000), ("h-2", "beta", 3000), ("h-3", "alpha", 1000)])
+    assert (slow["by"], [(s["session_id"], s["slowest_ms"]) for s in slow["sessions"]]) == (
+        "slowest", [("h-2", 2500.0), ("h-1", 400.0), ("h-3", 100.0)])
+    slack = [b for b in bodies if "blocks" in b]
+    sections = [blk["text"]["text"] for b in slack for blk in b["blocks"] if blk["type"] == "section" and "text" in blk]
+    assert any(t.startswith("*Sessions with the most tokens in the window*\nh-1 (alpha): 9,000 tokens") for t in sections)
+    assert any(t.startswith("*Sessions with the slowest events in the window*\nh-2 (beta)") for t in sections)
