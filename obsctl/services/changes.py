@@ -125,22 +125,28 @@ class Change:
 
 
 def detect(agent: str, runs: list[Run]) -> list[Change]:
-    """The changes in one agent's runs (oldest first); see the module docstring."""
+    """The changes in one agent's runs (oldest first); see the module docstring. One pass: the
+    configurations of the last 7 days are counted as the window slides."""
     changes: list[Change] = []
     start = 0  # first run within LOOKBACK of the current one
     times = [parse_ts(r.started_at) for r in runs]
+    window: Counter = Counter()  # configurations of runs[start:i]
     for i, run in enumerate(runs):
         while times[start] < times[i] - LOOKBACK:
+            gone = runs[start].config
+            if gone is not None:
+                window[gone] -= 1
+                if not window[gone]:
+                    del window[gone]
             start += 1
         if run.config is None:
             continue
-        prior = runs[start:i]
-        seen = [p.config for p in prior if p.config is not None]
-        if len(seen) < MIN_BEFORE or any(run.config.matches(c) for c in seen):
-            continue
-        counts = Counter(seen)
-        old = max(reversed(seen), key=counts.__getitem__)  # most common; ties: most recent
-        changes.append(Change(agent, i, prior[-SEGMENT_CAP:], old, run.config))
+        if window.total() >= MIN_BEFORE and not any(run.config.matches(c) for c in window):
+            prior = runs[start:i]
+            seen = [p.config for p in prior if p.config is not None]
+            old = max(reversed(seen), key=window.__getitem__)  # most common; ties: most recent
+            changes.append(Change(agent, i, prior[-SEGMENT_CAP:], old, run.config))
+        window[run.config] += 1
     return changes
 
 
