@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from obsctl.errors import InvalidInput, NotFound
+from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value, loads_column
 from obsctl.params import MAX_COUNT, IntParam
+from obsctl.services.sessions.lookup import require_session  # noqa: F401 (re-exported)
 from obsctl.store import Store
 from obsctl.vocabulary import SESSION_STATUSES
 
@@ -79,14 +80,6 @@ def list_sessions(
         rows, total = store.sessions.list_sessions(status=status, limit=limit, offset=offset)
     found = store.sessions.session_tags([r["session_id"] for r in rows]) if rows else {}
     return {"sessions": [session_view(r, found.get(r["session_id"])) for r in rows], "total": total}
-
-
-def require_session(store: Store, session_id: str) -> dict:
-    """The stored session row, or NotFound."""
-    row = store.sessions.get_session(session_id)
-    if row is None:
-        raise NotFound(f"session {session_id!r} not found")
-    return row
 
 
 def get_session(store: Store, session_id: str, *, tree: bool = False) -> dict:

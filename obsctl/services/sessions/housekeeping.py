@@ -21,7 +21,7 @@ from typing import Any
 
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value
-from obsctl.services.sessions import require_session
+from obsctl.services.sessions.lookup import require_session
 from obsctl.store import Store
 from obsctl.timeutil import now_iso
 

@@ -78,11 +78,12 @@ def stream_events():
                         heartbeat=HEARTBEAT.check(int_arg("heartbeat")), follow=bool_arg("follow", True))
 
 
-def event_stream(store, selection, *, lines: int, heartbeat: int, follow: bool = True) -> Response:
+def event_stream(store, selection, *, lines: int, heartbeat: int, follow: bool = True,
+                 after: str | None = None) -> Response:
     """The Server-Sent Events response of a follow (this route's, and the dashboard's live
-    updates): resumes after the request's Last-Event-ID, else starts with the last `lines`
+    updates): resumes after the request's Last-Event-ID (else `after`), else starts with the last `lines`
     selected events; one of the server's stream slots while it lasts."""
-    resume = request.headers.get("Last-Event-ID") or None
+    resume = request.headers.get("Last-Event-ID") or after
     gate: StreamGate = current_app.extensions["obsctl_streams"]
     gate.enter()
     try:

@@ -170,17 +170,23 @@ def session_page(session_id: str):
                            hidden=len(events) - len(shown))
 
 
+LIVE_HEARTBEAT_S = 3
+
+
 @blueprint.get("/ui/live")
 def live():
     """New events as they are stored (Server-Sent Events, as GET /events/stream), for the
     overview and an open session: the browser's EventSource sends the login cookie, which
     the API's X-API-Key cannot be."""
     from obsctl.models.sessions import EventSelection
-    from obsctl.web.routes.follow import HEARTBEAT, event_stream
+    from obsctl.web.routes.follow import event_stream
 
     session_id = request.args.get("session") or None
     selection = EventSelection(session_ids=(session_id,) if session_id else ())
-    return event_stream(get_store(), selection, lines=0, heartbeat=HEARTBEAT.default)
+    # A short heartbeat: a page left or closed is noticed (its write fails) within seconds, and
+    # its stream slot freed for the next page.
+    return event_stream(get_store(), selection, lines=0, heartbeat=LIVE_HEARTBEAT_S,
+                        after=request.args.get("after") or None)
 
 
 @blueprint.get("/ui/sessions/<path:session_id>/export")

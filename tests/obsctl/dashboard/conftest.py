@@ -74,7 +74,9 @@ def demo_server(request, tmp_path_factory):
     _cli(db_url, "sla", "set", "research-agent", "error_rate", "<=", "5", "--window-hours", "48")
     _cli(db_url, "sla", "set", "support-agent", "p95_duration_ms", "<=", "60000", "--window-hours", "48")
     _cli(db_url, "sla", "check")
-    server = start_server(db_url, tmp, {"OBSCTL_RATE_LIMITS": "off", "SERVICE_API_KEY": API_KEY})
+    server = start_server(db_url, tmp, {"OBSCTL_RATE_LIMITS": "off", "SERVICE_API_KEY": API_KEY,
+                                         # every page left open in the journey may hold a live stream
+                                         "OBSCTL_MAX_STREAMS": "8"})
     server.backend = name
     try:
         yield server

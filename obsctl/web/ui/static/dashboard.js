@@ -112,10 +112,7 @@
     var count = box.querySelector("[data-live-count]");
     var state = box.querySelector("[data-live-state]");
     var seen = 0;
-    var source = new EventSource(box.getAttribute("data-live-url"));
-    source.onopen = function () { state.textContent = " (following)"; };
-    source.onerror = function () { state.textContent = " (reconnecting)"; };
-    source.onmessage = function (message) {
+    function onMessage(message) {
       var item;
       try { item = JSON.parse(message.data); } catch (e) { return; }
       seen += 1;
@@ -127,7 +124,24 @@
       }
       list.insertBefore(li, list.firstChild);
       while (list.children.length > LIVE_SHOWN) list.removeChild(list.lastChild);
-    };
+    }
+    var last = null;
+    function connect() {
+      var url = box.getAttribute("data-live-url");
+      // A refused stream (503: the server's stream slots are taken) closes the EventSource for
+      // good: open a new one a little later, resuming after the last event received.
+      var source = new EventSource(last ? url + (url.indexOf("?") < 0 ? "?" : "&") + "after=" + encodeURIComponent(last) : url);
+      source.onopen = function () { state.textContent = " (following)"; };
+      source.onmessage = function (message) {
+        if (message.lastEventId) last = message.lastEventId;
+        onMessage(message);
+      };
+      source.onerror = function () {
+        state.textContent = " (reconnecting)";
+        if (source.readyState === EventSource.CLOSED) setTimeout(connect, 3000);
+      };
+    }
+    connect();
   }
 
   document.addEventListener("DOMContentLoaded", function () {
