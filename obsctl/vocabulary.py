@@ -108,3 +108,12 @@ def is_error_event(event_type: str, output_data: Any, tool_call: Any) -> bool:
 GRADE_BANDS = ((95, "A+"), (90, "A"), (85, "B+"), (80, "B"), (70, "B-"), (65, "C+"), (60, "C"),
                (50, "D"))
 GRADES = (*(grade for _, grade in GRADE_BANDS), "F")
+
+
+# The columns of a bulk export's line (and of a followed event), in order: the store reads
+# events in this order and services/sessions/bulk_export.py turns the rows into lines.
+EVENT_LINE_COLUMNS = (
+    "event_id", "session_id", "event_type", "timestamp", "model", "agent_name", "tokens_in",
+    "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
+    "metadata", "parent_id",
+)

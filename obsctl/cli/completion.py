@@ -101,11 +101,6 @@ def _from_database(ctx: typer.Context, read: Callable) -> list[str]:
         if params.get("url") or params.get("profile"):
             return []  # a server, not a database: nothing to read here
         settings = Settings.from_env(db_path=params.get("db"))
-        # Imported here, so that the time bound below is the database's alone.
-        if settings.db_url:
-            import obsctl.store.postgres.pg_store  # noqa: F401
-        else:
-            import obsctl.store.sqlite.sqlite_store  # noqa: F401
     except Exception:  # noqa: BLE001 - completion completes nothing rather than fail
         return []
     found: list[str] = []

@@ -21,11 +21,7 @@ EVENT_READ_COLUMNS = (
     "agent_name", "tool_name", "is_error", "parent_id",
 )
 # An event as ingest takes it (the bulk export's lines, models/sessions.py EventLine), in this order.
-EVENT_LINE_COLUMNS = (
-    "event_id", "session_id", "event_type", "timestamp", "model", "agent_name", "tokens_in",
-    "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
-    "metadata", "parent_id",
-)
+from obsctl.vocabulary import EVENT_LINE_COLUMNS  # noqa: E402,F401 (the store reads rows in it)
 
 COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sessions", ("session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",

@@ -103,11 +103,11 @@ def in_small_filesystem(directory: Path, size: str, argv: list[str]) -> list[str
 def fill(directory: Path) -> Path:
     """Fill the filesystem of `directory` completely with one file."""
     filler = directory / "filler"
-    with open(filler, "wb") as f:
+    # Unbuffered: a write that finds the disk full fails there, and closing has nothing left to flush.
+    with open(filler, "wb", buffering=0) as f:
         try:
             while True:
                 f.write(b"\0" * 65536)
-                f.flush()
         except OSError:
             pass
     return filler

@@ -88,8 +88,8 @@ def test_every_route_requires_the_key(make_app):
     client = app.test_client()
     checked = 0
     for rule in app.url_map.iter_rules():
-        if rule.endpoint == "static":
-            continue
+        if rule.endpoint == "static" or rule.endpoint.startswith("dashboard."):
+            continue  # the dashboard logs in with a cookie instead (tests/obsctl/dashboard)
         path = re.sub(r"<(?:[^:>]+:)?([^>]+)>", "some-id", rule.rule)
         for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
             for headers in ({}, {"X-API-Key": "wrong"}):

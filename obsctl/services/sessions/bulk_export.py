@@ -28,7 +28,7 @@ from obsctl.models.sessions import EventLine, EventSelection
 from obsctl.services.incidents import optional_window
 from obsctl.services.sessions.export import ExportStream, csv_cell
 from obsctl.store import Store
-from obsctl.store.tables import EVENT_LINE_COLUMNS
+from obsctl.vocabulary import EVENT_LINE_COLUMNS
 
 FORMATS = ("jsonl", "csv", "parquet")
 MEDIA_TYPES = {

@@ -307,7 +307,7 @@ def test_cli_several_problems_are_listed_with_their_lines(cli, tmp_path, monkeyp
     assert result.stderr.splitlines() == [
         "Error: 2 problems in obsctl.yaml:",
         "  obsctl.yaml:4: alerts[0].metric: must be one of avg_duration_ms, p95_duration_ms, error_rate, "
-        "tool_error_rate, avg_tokens, avg_cost, session_count; got 'nope'",
+        "tool_error_rate, avg_tokens, avg_cost, session_count, or avg_score:NAME; got 'nope'",
         "  obsctl.yaml:18: sla[0].target_value: must be a finite number; got 'high'"]
 
 
