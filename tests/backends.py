@@ -43,7 +43,9 @@ def unavailable_reason() -> str | None:
         with psycopg.connect(admin_url(), autocommit=True, connect_timeout=3) as conn:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [TEST_DATABASE]).fetchone()
             if not exists:
-                with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+                # Two test runs starting at once may both try: the loser gets DuplicateDatabase,
+                # or a unique violation on pg_database when the catalogues race.
+                with contextlib.suppress(psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
                     conn.execute(f"CREATE DATABASE {TEST_DATABASE}")
     except psycopg.Error as exc:
         return f"no PostgreSQL at {admin_url()}: {str(exc).strip().splitlines()[0]}"

@@ -25,6 +25,7 @@ _LABELS = {
     "error_count": "errors",
     "total_processing_ms": "processing ms",
     "avg_event_duration_ms": "avg event ms",
+    "session_duration_ms": "wall-clock ms",
 }
 
 
@@ -60,7 +61,17 @@ def _plain(data: dict) -> None:
     a, b = data["session_a"], data["session_b"]
     plain_table(["metric", "a", "b", "delta", "percent"], [
         [key, a[key], b[key], d["absolute"], d["percent"]] for key, d in data["deltas"].items()
-    ])
+    ] + [[f"avg_ms:{model}", m["a_avg_ms"], m["b_avg_ms"], m["absolute"], m["percent"]]
+         for model, m in data["model_latency"].items()])
+
+
+def _delta_cells(d: dict) -> tuple:
+    """The coloured delta and delta % cells of one Delta (dashes when unknown)."""
+    if d["absolute"] is None:
+        return MISSING, MISSING
+    absolute = ("+" if d["absolute"] > 0 else "") + fmt_number(d["absolute"])
+    percent = MISSING if d["percent"] is None else f"{d['percent']:+.2f}%"
+    return _coloured(absolute, d["absolute"]), _coloured(percent, d["percent"])
 
 
 def _render(data: dict) -> None:
@@ -79,19 +90,29 @@ def _render(data: dict) -> None:
 
     row("agent", a["agent_name"], b["agent_name"], "", "")
     row("status", a["status"], b["status"], "", "")
-    row("duration ms", a["session_duration_ms"], b["session_duration_ms"], "", "")
     for key, d in deltas.items():
-        absolute = ("+" if d["absolute"] > 0 else "") + fmt_number(d["absolute"])
-        percent = MISSING if d["percent"] is None else f"{d['percent']:+.2f}%"
-        row(_LABELS[key], a[key], b[key], _coloured(absolute, d["absolute"]),
-            _coloured(percent, d["percent"]))
+        row(_LABELS[key], a[key], b[key], *_delta_cells(d))
     out.print(table)
+
+    latency = Table(header_style="bold", title="models (A / B)")
+    for name, justify in (("model", "left"), ("calls", "right"), ("mean ms per call", "right"),
+                          ("delta", "right"), ("delta %", "right")):
+        latency.add_column(name, justify=justify)
+
+    def pair(left, right) -> str:
+        return f"{rich_cell(left).plain} / {rich_cell(right).plain}"
+
+    for model, m in data["model_latency"].items():
+        calls = [side["models"].get(model, {}).get("calls") for side in (a, b)]
+        latency.add_row(rich_cell(model), rich_cell(pair(*calls)),
+                        rich_cell(pair(m["a_avg_ms"], m["b_avg_ms"])), *map(rich_cell, _delta_cells(m)))
+    if latency.row_count:
+        out.print(latency)
 
     breakdown = Table(header_style="bold", title="breakdown (A / B)")
     for name, justify in (("kind", "left"), ("name", "left"), ("A", "right"), ("B", "right")):
         breakdown.add_column(name, justify=justify)
-    for kind, key, count in (("model", "models", lambda v: v["calls"]),
-                             ("event type", "event_types", lambda v: v),
+    for kind, key, count in (("event type", "event_types", lambda v: v),
                              ("tool", "tools", lambda v: v["calls"])):
         for name in sorted(a[key].keys() | b[key].keys()):
             left, right = a[key].get(name), b[key].get(name)

@@ -58,6 +58,9 @@ class ModelUsage(Struct):
     calls: int
     tokens_in: int
     tokens_out: int
+    duration_ms: Annotated[float, Meta(description="Sum of this model's calls' duration_ms")]
+    avg_duration_ms: Annotated[float | None, Meta(
+        description="Mean over this model's calls that have a duration; null if none")]
 
 
 class ToolUsage(Struct):
@@ -86,9 +89,16 @@ class SessionSummary(Struct):
 
 
 class Delta(Struct):
-    absolute: Annotated[float, Meta(description="B minus A")]
+    absolute: Annotated[float | None, Meta(description="B minus A; null when either is unknown")]
     percent: Annotated[float | None, Meta(
-        description="(B - A) / A x 100, 2 decimals; null when A is 0")]
+        description="(B - A) / A x 100, 2 decimals; null when A is 0 or either is unknown")]
+
+
+class ModelLatency(Struct):
+    a_avg_ms: Annotated[float | None, Meta(description="Mean call duration in A; null if A did not call it")]
+    b_avg_ms: Annotated[float | None, Meta(description="Mean call duration in B; null if B did not call it")]
+    absolute: Annotated[float | None, Meta(description="B minus A; null unless both called it")]
+    percent: Annotated[float | None, Meta(description="(B - A) / A x 100, 2 decimals")]
 
 
 class SessionDeltas(Struct):
@@ -99,6 +109,7 @@ class SessionDeltas(Struct):
     error_count: Delta
     total_processing_ms: Delta
     avg_event_duration_ms: Delta
+    session_duration_ms: Annotated[Delta, Meta(description="Wall clock: started_at to ended_at")]
 
 
 class SharedValues(Struct):
@@ -112,6 +123,8 @@ class SessionComparison(Struct):
     session_a: SessionSummary
     session_b: SessionSummary
     deltas: SessionDeltas
+    model_latency: Annotated[dict[str, ModelLatency], Meta(
+        description="Per model either session called, sorted by name")]
     shared: SharedValues
 
 

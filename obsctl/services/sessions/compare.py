@@ -19,16 +19,32 @@ DELTA_FIELDS = {
     "error_count": "error_count",
     "total_processing_ms": "total_processing_ms",
     "avg_event_duration_ms": "avg_event_duration_ms",
+    # Wall clock: started_at to ended_at (to the last event while active).
+    "session_duration_ms": "session_duration_ms",
 }
 
 
-def delta(a: float, b: float) -> dict:
-    """B relative to A: `absolute` = B - A; `percent` = (B - A) / A x 100, null when A is 0."""
+def delta(a: float | None, b: float | None) -> dict:
+    """B relative to A: `absolute` = B - A; `percent` = (B - A) / A x 100, null when A is 0.
+    Both are null when either side is unknown (a session without events has no duration)."""
+    if a is None or b is None:
+        return {"absolute": None, "percent": None}
     absolute = b - a
     if isinstance(absolute, float):
         absolute = round(absolute, 3)
     percent = round((b - a) / a * 100, 2) if a else None
     return {"absolute": absolute, "percent": percent}
+
+
+def model_latency(models_a: dict, models_b: dict) -> dict:
+    """Each model either session called: its mean call duration in A and in B (null where that
+    session did not call it, or no call reported a duration) and B's delta against A."""
+    latency = {}
+    for model in sorted(models_a.keys() | models_b.keys()):
+        a = (models_a.get(model) or {}).get("avg_duration_ms")
+        b = (models_b.get(model) or {}).get("avg_duration_ms")
+        latency[model] = {"a_avg_ms": a, "b_avg_ms": b, **delta(a, b)}
+    return latency
 
 
 def parse_compare_body(body: Any) -> tuple[str, str]:
@@ -55,6 +71,7 @@ def compare_sessions(store: Store, session_a: str, session_b: str) -> dict:
         "session_a": a,
         "session_b": b,
         "deltas": {key: delta(a[f], b[f]) for key, f in DELTA_FIELDS.items()},
+        "model_latency": model_latency(a["models"], b["models"]),
         "shared": {
             "event_types": sorted(a["event_types"].keys() & b["event_types"].keys()),
             "tools": sorted(a["tools"].keys() & b["tools"].keys()),

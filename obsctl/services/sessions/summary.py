@@ -34,14 +34,21 @@ def session_summary(store: Store, session: dict) -> dict:
         duration_sum += group["duration_sum"]
         duration_count += group["duration_count"]
         if group["model"] is not None:
-            entry = models.setdefault(group["model"], {"calls": 0, "tokens_in": 0, "tokens_out": 0})
+            entry = models.setdefault(group["model"], {"calls": 0, "tokens_in": 0, "tokens_out": 0,
+                                                       "duration_ms": 0.0, "timed_calls": 0})
             entry["calls"] += count
             entry["tokens_in"] += group["tokens_in"]
             entry["tokens_out"] += group["tokens_out"]
+            entry["duration_ms"] = _ms(entry["duration_ms"] + group["duration_sum"])
+            entry["timed_calls"] += group["duration_count"]
         if group["tool_name"] is not None:
             entry = tools.setdefault(group["tool_name"], {"calls": 0, "total_duration": 0.0})
             entry["calls"] += count
             entry["total_duration"] = _ms(entry["total_duration"] + group["duration_sum"])
+    for entry in models.values():
+        # A model's latency: the mean over its calls that report a duration (null when none does).
+        timed = entry.pop("timed_calls")
+        entry["avg_duration_ms"] = _ms(entry["duration_ms"] / timed) if timed else None
     tokens_in, tokens_out = session["total_tokens_in"], session["total_tokens_out"]
     return {
         "session_id": session["session_id"],

@@ -97,7 +97,10 @@ def test_the_whole_journey(page, demo_server):
     page.get_by_label("Baseline (A)").fill("support-001")
     page.get_by_label("Session B").fill("support-004")
     page.get_by_role("button", name="Compare").click()
-    assert page.locator("table.compare").count() == 1
+    assert page.locator("table.compare").count() == 2
+    # support-001's two gpt-4o-mini calls took 730 ms on average, support-004's 620 ms.
+    latency = page.locator("table.latency tbody tr").first
+    assert latency.inner_text().split("\t")[:5] == ["gpt-4o-mini", "730", "620", "-110", "-15.07 %"]
 
     # Acknowledge the fired alert.
     page.goto(server.url + "/ui/alerts")

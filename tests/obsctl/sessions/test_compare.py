@@ -45,7 +45,8 @@ def test_session_summaries_are_exact(db):
         "event_count": 5, "error_count": 0,
         "total_processing_ms": 700.0, "avg_event_duration_ms": 233.333,
         "session_duration_ms": 10000.0,
-        "models": {"gpt-4o": {"calls": 2, "tokens_in": 400, "tokens_out": 150}},
+        "models": {"gpt-4o": {"calls": 2, "tokens_in": 400, "tokens_out": 150,
+                              "duration_ms": 600.0, "avg_duration_ms": 300.0}},
         "event_types": {"llm_call": 2, "session_end": 1, "session_start": 1, "tool_call": 1},
         "tools": {"search": {"calls": 1, "total_duration": 100.0}},
         "metadata": {"run": 1},
@@ -57,8 +58,9 @@ def test_session_summaries_are_exact(db):
     assert b["avg_event_duration_ms"] == 120.0
     # Still active: measured to the last event.
     assert b["session_duration_ms"] == 4000.0
-    assert b["models"] == {"claude": {"calls": 1, "tokens_in": 150, "tokens_out": 25},
-                           "gpt-4o": {"calls": 1, "tokens_in": 50, "tokens_out": 25}}
+    assert b["models"] == {
+        "claude": {"calls": 1, "tokens_in": 150, "tokens_out": 25, "duration_ms": 250.0, "avg_duration_ms": 250.0},
+        "gpt-4o": {"calls": 1, "tokens_in": 50, "tokens_out": 25, "duration_ms": 150.0, "avg_duration_ms": 150.0}}
     assert b["tools"] == {"fetch": {"calls": 1, "total_duration": 30.0},
                           "search": {"calls": 1, "total_duration": 50.0}}
     assert b["metadata"] is None
@@ -76,7 +78,30 @@ def test_deltas_are_b_relative_to_a(db):
         "error_count": {"absolute": 1, "percent": None},
         "total_processing_ms": {"absolute": -220.0, "percent": -31.43},
         "avg_event_duration_ms": {"absolute": -113.333, "percent": -48.57},
+        # Wall clock: a ran 10 s to its end; b, still active, 4 s to its last event.
+        "session_duration_ms": {"absolute": -6000.0, "percent": -60.0},
     }
+
+
+def test_model_latency_is_per_model_mean_call_duration(db):
+    seed(db)
+    assert compare_sessions(db, "a", "b")["model_latency"] == {
+        # Only b called claude: no delta.
+        "claude": {"a_avg_ms": None, "b_avg_ms": 250.0, "absolute": None, "percent": None},
+        # a: (200 + 400) / 2 = 300 ms; b: 150 ms.
+        "gpt-4o": {"a_avg_ms": 300.0, "b_avg_ms": 150.0, "absolute": -150.0, "percent": -50.0},
+    }
+
+
+def test_a_call_without_duration_leaves_the_model_latency_unknown(db):
+    ingest_events(db, [
+        event("x", model="m", tokens_in=1, tokens_out=1, timestamp="2026-03-01T10:00:01Z"),
+        event("y", model="m", tokens_in=1, tokens_out=1, duration_ms=80, timestamp="2026-03-01T10:00:01Z"),
+    ])
+    result = compare_sessions(db, "x", "y")
+    assert result["session_a"]["models"]["m"]["avg_duration_ms"] is None
+    assert result["model_latency"]["m"] == {"a_avg_ms": None, "b_avg_ms": 80.0, "absolute": None,
+                                            "percent": None}
 
 
 def test_shared_lists_keys_present_in_both(db):
@@ -105,6 +130,7 @@ def test_a_session_compared_with_itself_has_zero_deltas(db):
 
 def test_delta_helper():
     assert delta(0, 0) == {"absolute": 0, "percent": None}
+    assert delta(None, 3) == {"absolute": None, "percent": None}
     assert delta(3, 4) == {"absolute": 1, "percent": 33.33}
     assert delta(0.1, 0.3) == {"absolute": 0.2, "percent": 200.0}
 
