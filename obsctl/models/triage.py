@@ -75,6 +75,9 @@ class TriagePenalties(Struct):
     latency: float
     baseline: float
     cost: float
+    severity: Annotated[float, Meta(description=(
+        "What the severity takes beyond the other terms: at most 64.9 (C) when critical, 89.9 (B+) "
+        "with a warning, 94.9 (A) with an info finding"))]
 
 
 class TriageToolStats(Struct):

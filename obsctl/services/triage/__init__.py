@@ -12,6 +12,10 @@ Health score (0-100, 100 healthy; documented in docs/triage.md):
                                        drift warning 4, drift info 2)
     cost     = min(20, (10 if cost >= $5, else 4 if >= $1)
                        + (10 if cost >= 100x the agent's median session))
+    severity = what the report's severity takes beyond the terms above: the score is at most
+               64.9 (grade C) with a critical finding, 89.9 (B+) with a warning, 94.9 (A) with
+               an info finding; only a healthy session can score A+. So the grade and the
+               severity never contradict each other.
 
 Failed events are charged by the error and tool terms only; the loop and latency terms look
 at successful events. With the baseline terms non-decreasing in the session's totals, adding
@@ -39,6 +43,8 @@ BASELINE_POINTS = {("anomaly", "critical"): 10.0, ("anomaly", "warning"): 6.0,
                    ("drift", "warning"): 4.0, ("drift", "info"): 2.0}
 BASELINE_CAP = 20.0
 COST_CAP = 20.0
+# The best score a session can have at each severity (see the module docstring).
+SEVERITY_CEILING = {"critical": 64.9, "warning": 89.9, "info": 94.9, "healthy": 100.0}
 
 def score_penalties(a: SessionAnalysis) -> dict[str, float]:
     """The points each term takes off the health score (see the module docstring)."""
@@ -69,6 +75,14 @@ def health_score(penalties: dict[str, float]) -> float:
     return round(max(0.0, 100.0 - sum(penalties.values())), 1)
 
 
+def cap_by_severity(penalties: dict[str, float], severity: str) -> tuple[dict[str, float], float]:
+    """(`penalties` with its `severity` term, the score): the severity term is the points that
+    bring the score down to the severity's ceiling when the other terms leave it above."""
+    ceiling = SEVERITY_CEILING[severity]
+    above = 100.0 - sum(penalties.values()) - ceiling
+    return {**penalties, "severity": round(max(0.0, above), 2)}, min(health_score(penalties), ceiling)
+
+
 def _tool_view(stats) -> dict:
     return {"tool_name": stats.tool_name, "calls": stats.calls, "failures": stats.failures,
             "failure_rate_pct": round(100.0 * stats.failure_rate, 2), "slow_calls": stats.slow_calls,
@@ -85,8 +99,8 @@ def build_report(a: SessionAnalysis) -> dict:
     """The triage report of an analysed session."""
     session = a.session
     findings = rules.all_findings(a)
-    penalties = score_penalties(a)
-    score = health_score(penalties)
+    severity = rules.worst_severity(findings)
+    penalties, score = cap_by_severity(score_penalties(a), severity)
     processing = sum((s.duration_ms or 0.0 for s in a.work), 0.0)
     counts = a.counts
     return {
@@ -95,7 +109,7 @@ def build_report(a: SessionAnalysis) -> dict:
         "status": session["status"],
         "health_score": score,
         "grade": grade_for(score),
-        "severity": rules.worst_severity(findings),
+        "severity": severity,
         "findings": findings,
         "metrics": {
             "duration_ms": a.duration_ms,

@@ -46,7 +46,7 @@ def test_batch_plain_table_when_piped(db, run):
                                     "body_events", "error_event_rate", "top finding"]
     assert [line.split("\t")[:8] for line in lines[1:]] == [
         ["36.7", "F", "critical", "rl", "researcher", "5", "6", "83.33"],
-        ["93.0", "A", "warning", "loop", "crawler", "0", "15", "0.0"]]
+        ["89.9", "B+", "warning", "loop", "crawler", "0", "15", "0.0"]]
 
 
 def test_unknown_session_exits_1_with_one_line(db, run):

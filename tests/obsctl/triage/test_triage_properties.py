@@ -18,6 +18,7 @@ from obsctl.services.postmortem import postmortem_session
 from obsctl.services.triage import grade_for, triage_session
 from obsctl.services.triage.findings import SEVERITY_RANK
 from obsctl.timeutil import format_ts
+from obsctl.vocabulary import GRADES
 from tests import triage_scenarios as sc
 from tests.store_support import open_db
 
@@ -153,6 +154,12 @@ def test_severity_is_the_worst_findings_and_the_score_is_graded(pricer, session)
     assert ranks == sorted(ranks, reverse=True)
     assert 0 <= report["health_score"] <= 100
     assert report["grade"] == grade_for(report["health_score"])
+    # The grade never reads better than the severity allows: A+ only when healthy, A at best
+    # with an info finding, B+ with a warning, C when critical.
+    best = {"healthy": "A+", "info": "A", "warning": "B+", "critical": "C"}[report["severity"]]
+    assert GRADES.index(report["grade"]) >= GRADES.index(best), (report["grade"], report["severity"])
+    # The severity term is what the cap takes, so the terms still add up to the score.
+    assert abs(max(0, 100 - sum(report["score_penalties"].values())) - report["health_score"]) <= 0.051
 
 
 @PROPERTY_SETTINGS
@@ -187,5 +194,6 @@ def test_an_error_that_splits_a_loop_does_not_raise_the_score(db, pricer):
     after = triage_session(db, "loop", pricer=pricer)
     # 3 + 4 identical calls: no loop finding left
     assert [f["category"] for f in after["findings"]] == ["errors", "tools"]
-    # 100 - (40 x 1/16 + 2) - 7: the score's loop term counts the 7 successful calls
-    assert (before["health_score"], after["health_score"]) == (93.0, 88.5)
+    # Before: 100 - 7 = 93, capped at 89.9 by the loop's warning. After:
+    # 100 - (40 x 1/16 + 2) - 7: the score's loop term counts the 7 successful calls.
+    assert (before["health_score"], after["health_score"]) == (89.9, 88.5)

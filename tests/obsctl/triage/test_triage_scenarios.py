@@ -26,8 +26,9 @@ def test_rate_limit_cascade(db, pricer):
     assert summary(report) == [("errors", "critical"), ("errors", "warning"), ("tools", "warning")]
     assert report["severity"] == "critical"
     # errors: 40 x 5/6 + min(10, 2 x 5) + 15 (failed) = 58.33; tools: web_search 1/1 failed = 5
+    # 36.7 is already under the critical ceiling (64.9): severity takes nothing more.
     assert report["score_penalties"] == {"errors": 58.33, "tools": 5.0, "loops": 0.0, "latency": 0.0,
-                                         "baseline": 0.0, "cost": 0.0}
+                                         "baseline": 0.0, "cost": 0.0, "severity": 0.0}
     assert report["health_score"] == 36.7
     assert report["grade"] == "F"
     first = report["findings"][0]
@@ -69,8 +70,9 @@ def test_runaway_loop(db, pricer):
     assert finding["evidence"]["tool_ms"] == 1400.0
     # loops: min(10, 7) = 7
     assert report["score_penalties"]["loops"] == 7.0
-    assert report["health_score"] == 93.0
-    assert report["grade"] == "A"
+    # 100 - 7 = 93 (A) but the loop is a warning: capped at 89.9 (B+), 3.1 more points.
+    assert report["score_penalties"]["severity"] == 3.1
+    assert (report["severity"], report["health_score"], report["grade"]) == ("warning", 89.9, "B+")
     assert report["loops"][0]["count"] == 7
 
 
@@ -78,7 +80,9 @@ def test_ten_repeats_make_a_critical_loop(db, pricer):
     sc.runaway_loop(db, repeats=10)
     report = triage_session(db, "loop", pricer=pricer)
     assert summary(report) == [("loop", "critical")]
-    assert report["health_score"] == 90.0
+    # 100 - min(10, 10) = 90 (A) under a critical finding: capped at 64.9 (C).
+    assert report["score_penalties"]["loops"] == 10.0
+    assert (report["health_score"], report["grade"]) == (64.9, "C")
 
 
 def test_four_repeats_are_not_a_loop(db, pricer):
@@ -104,8 +108,8 @@ def test_token_spike_against_a_steady_baseline(db, pricer):
     assert report["baseline"]["metrics"]["cost_usd"]["median"] == 0.0045
     assert report["baseline"]["metrics"]["duration_ms"]["status"] == "normal"
     assert report["score_penalties"]["baseline"] == 20.0
-    assert report["health_score"] == 80.0
-    assert report["grade"] == "B"
+    # 100 - 20 = 80 (B), but the token anomaly is critical: capped at 64.9 (C).
+    assert (report["severity"], report["health_score"], report["grade"]) == ("critical", 64.9, "C")
 
 
 def test_baseline_is_the_agents_previous_seven_days(db, pricer):
@@ -152,7 +156,9 @@ def test_slow_tool_calls_against_the_baseline(db, pricer):
     assert report["tools"] == [{"tool_name": "db_query", "calls": 5, "failures": 0,
                                 "failure_rate_pct": 0.0, "slow_calls": 3, "p50_ms": 5000.0,
                                 "p95_ms": 5000.0}]
-    assert report["health_score"] == 94.0
+    # 100 - 2 x 3 slow events = 94, capped at 89.9 by the warning.
+    assert report["score_penalties"]["latency"] == 6.0
+    assert (report["severity"], report["health_score"]) == ("warning", 89.9)
 
 
 def test_unpriced_models_are_named_never_zero(db, pricer):
