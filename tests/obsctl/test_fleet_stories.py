@@ -102,8 +102,12 @@ def test_the_cost_blow_up_names_the_model(fleet, pricer):
     first = report["findings"][0]
     assert first["category"] == "change" and "claude-3-5-sonnet -> o1-preview" in first["title"]
     assert "provisional" in first["detail"]
-    summary = postmortem_session(db, truth.expensive, pricer=pricer)["summary"]
-    assert "o1-preview: $7.20" in summary
+    postmortem = postmortem_session(db, truth.expensive, pricer=pricer)
+    assert "o1-preview: $7.20" in postmortem["summary"]
+    # No event failed, but $7.20 is past the $5 threshold: SEV-3, and the reason names the model.
+    assert postmortem["severity"] == "SEV-3"
+    assert postmortem["severity_reason"].startswith("cost $7.20 (o1-preview: $7.20, 100.0% of the cost, on an "
+                                                    "agent that usually runs claude-3-5-sonnet), at least $5")
 
 
 def test_no_finding_on_a_healthy_session(fleet, pricer):

@@ -1,13 +1,14 @@
 """Postmortems: the report of one session's failure, and the sessions worth one.
 
 Severity (the same rule for a report and for the candidates list, with the thresholds of
-triage's errors finding):
+triage's errors and cost findings): the worse of
 
-    none   no error events
+    by errors                                       by cost
+    none   no error events                          none   under $1
     SEV-1  status error and error event rate >= 25%
-    SEV-2  status error, or error event rate >= 25%
-    SEV-3  error event rate >= 5%, or 3+ error events
-    SEV-4  any other session with errors
+    SEV-2  status error, or error event rate >= 25%  SEV-2  $20 or more
+    SEV-3  error event rate >= 5%, or 3+ error events SEV-3  $5 or more
+    SEV-4  any other session with errors             SEV-4  $1 or more
 
 where the error event rate is the percent (two decimals, as reported) of the session's body
 events (all but session_start/session_end) that are errors (services/rates.py). Triage's
@@ -39,14 +40,36 @@ SEV_HIGH_RATE = rules.ERROR_RATE_CRITICAL
 SEV_MEDIUM_RATE = rules.ERROR_RATE_WARNING
 SEV_MEDIUM_COUNT = rules.ERRORS_WARNING
 SEVERITIES = ("SEV-1", "SEV-2", "SEV-3", "SEV-4", "none")
+# (severity, the cost at which it starts), worst first: $5 and $1 are triage's critical and
+# warning cost thresholds.
+COST_SEVERITIES = (("SEV-2", 20.0), ("SEV-3", rules.COST_HIGH_USD), ("SEV-4", rules.COST_NOTABLE_USD))
 
 CANDIDATES_LIMIT = IntParam("limit", 1, 100, default=20, capped=True)
 CANDIDATES_MIN_ERRORS = IntParam("min_errors", 0, MAX_COUNT, default=1)
 CANDIDATES_DAYS = IntParam("days", 1, 3650)  # no default: every session
 
 
-def severity_and_reason(status: str, error_events: int, body_events: int) -> tuple[str, str]:
-    """(SEV-1..SEV-4 or `none`, why), by the rule in the module docstring."""
+def severity_and_reason(status: str, error_events: int, body_events: int,
+                        cost_usd: float | None = None) -> tuple[str, str]:
+    """(SEV-1..SEV-4 or `none`, why), by the rule in the module docstring: the worse of the
+    errors' and the cost's severity (both reasons when they agree)."""
+    by_errors = _errors_severity(status, error_events, body_events)
+    by_cost = _cost_severity(cost_usd)
+    if by_cost is None or SEVERITIES.index(by_cost[0]) > SEVERITIES.index(by_errors[0]):
+        return by_errors
+    if by_cost[0] == by_errors[0]:
+        return by_errors[0], f"{by_errors[1]}; {by_cost[1]}"
+    return by_cost
+
+
+def _cost_severity(cost_usd: float | None) -> tuple[str, str] | None:
+    for severity, floor in COST_SEVERITIES:
+        if cost_usd is not None and cost_usd >= floor:
+            return severity, f"cost ${cost_usd:,.2f}, at least ${floor:g}"
+    return None
+
+
+def _errors_severity(status: str, error_events: int, body_events: int) -> tuple[str, str]:
     if error_events == 0:
         return "none", "no event failed"
     rate = percent(error_events, body_events) or 0.0
@@ -65,9 +88,9 @@ def severity_and_reason(status: str, error_events: int, body_events: int) -> tup
     return "SEV-4", f"{share}, under {SEV_MEDIUM_RATE:g}% and under {SEV_MEDIUM_COUNT} errors"
 
 
-def severity_for(status: str, error_events: int, body_events: int) -> str:
-    """SEV-1..SEV-4, or `none` without error events (rule in the module docstring)."""
-    return severity_and_reason(status, error_events, body_events)[0]
+def severity_for(status: str, error_events: int, body_events: int, cost_usd: float | None = None) -> str:
+    """SEV-1..SEV-4, or `none` (rule in the module docstring)."""
+    return severity_and_reason(status, error_events, body_events, cost_usd)[0]
 
 
 def _tool_performance(a: SessionAnalysis) -> list[dict]:
@@ -142,7 +165,10 @@ def build_postmortem(a: SessionAnalysis, pricer) -> dict:
         "unpriced_tokens": a.cost["unpriced_tokens"],
     }
     counts = a.counts
-    severity, reason = severity_and_reason(s["status"], counts.error_events, counts.body_events)
+    severity, reason = severity_and_reason(s["status"], counts.error_events, counts.body_events,
+                                           cost["total_usd"])
+    if _cost_severity(cost["total_usd"]) and (maker := rules.cost_maker(a, cost["total_usd"])):
+        reason = reason.replace(f"cost ${cost['total_usd']:,.2f}", f"cost ${cost['total_usd']:,.2f} ({maker})")
     report = {
         "session_id": s["session_id"],
         "agent_name": s["agent_name"],

@@ -198,6 +198,12 @@ def test_severity_rule(status, errors, events, expected):
 def test_severity_compares_the_rate_as_shown():
     # 2,000 of 8,001 is 24.9969%, shown as 25%: the severity follows what is shown.
     assert severity_for("completed", 2000, 8001) == "SEV-2"
+    # Cost: the worse of the two rules.
+    assert severity_for("completed", 0, 10, 0.99) == "none"
+    assert severity_for("completed", 0, 10, 1.0) == "SEV-4"
+    assert severity_for("completed", 0, 10, 7.21) == "SEV-3"
+    assert severity_for("completed", 1, 100, 20.0) == "SEV-2"
+    assert severity_for("error", 5, 8, 20.0) == "SEV-1"
     assert severity_for("completed", 1999, 8001) == "SEV-3"  # 24.98%
 
 
@@ -244,3 +250,13 @@ def test_candidates_filters(db):
 def test_unknown_session_is_not_found(db, pricer):
     with pytest.raises(NotFound):
         postmortem_session(db, "nope", pricer=pricer)
+
+
+def test_a_severity_reached_by_errors_and_by_cost_gives_both_reasons():
+    from obsctl.services.postmortem import severity_and_reason
+
+    assert severity_and_reason("completed", 1, 20, 5.0) == (
+        "SEV-3", "1 of 20 events failed (5%), at least 5%; cost $5.00, at least $5")
+    assert severity_and_reason("completed", 1, 20, 25.5) == ("SEV-2", "cost $25.50, at least $20")
+    assert severity_and_reason("error", 1, 20, 25.5) == ("SEV-2", "status error; 1 of 20 events failed (5%); "
+                                                                   "cost $25.50, at least $20")
