@@ -241,6 +241,13 @@ def webhooks():
                            status=status)
 
 
+@blueprint.post("/ui/webhooks/deliveries/<path:delivery_id>/retry")
+def retry_delivery(delivery_id: str):
+    webhook_service.retry_delivery(get_store(), get_settings(), delivery_id)
+    status = request.form.get("status") or None
+    return redirect(url_for("dashboard.webhooks", status=status), 303)
+
+
 @blueprint.get("/ui/sla")
 def sla():
     store = get_store()
