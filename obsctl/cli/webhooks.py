@@ -135,7 +135,23 @@ def _print_test(delivery: dict) -> None:
     if delivery["status"] == "delivered":
         typer.echo(f"delivered {delivery['delivery_id']} (HTTP {delivery['last_status_code']})")
     else:
-        typer.echo(f"failed {delivery['delivery_id']}: {delivery['last_error']}")
+        typer.echo(f"{delivery['status']} {delivery['delivery_id']}: {delivery['last_error']}")
+
+
+@app.command("retry")
+def retry(ctx: typer.Context, delivery_id: str = typer.Argument(..., help="Delivery id (see `webhooks deliveries --status failed`)."),
+          json_: JsonFlag = False) -> None:
+    """Attempt a failed delivery once more, now; exit 1 if it was not delivered.
+
+    A retry that fails again returns to the automatic retries while the delivery is younger
+    than 24 hours. Only failed deliveries of enabled webhooks can be retried.
+
+    Example: obsctl webhooks retry msg_0123456789abcdef0123456789abcdef
+    """
+    delivery = run(ctx, service.retry_delivery, settings_of(ctx), delivery_id, opening="existing")
+    show(delivery, json_, _print_test)
+    if delivery["status"] != "delivered":
+        raise typer.Exit(EXIT_FAILURE)
 
 
 @app.command("deliveries")

@@ -53,6 +53,15 @@ def send_webhook_test(client: Client, settings, webhook_id: str, *,
     return client.post_json(api_path("/webhooks/{}/test", webhook_id, absent=_absent(webhook_id)), None)
 
 
+def retry_delivery(client: Client, settings, delivery_id: str, *, timeout: float | None = None) -> dict:
+    """The server attempts the delivery, with its own attempt deadline."""
+    if timeout is not None:
+        raise InvalidInput("a server retries deliveries with its own timeout; `timeout` cannot be sent")
+    # Not repeated after a timeout: the receiver would get the delivery twice.
+    return client.post_json(api_path("/webhooks/deliveries/{}/retry", delivery_id,
+                                     absent=f"delivery {delivery_id!r} not found"), None)
+
+
 def deliver_due(client: Client, settings, *, at: datetime | None = None,
                 timeout: float | None = None, budget: float | None = None,
                 should_stop: Callable[[], bool] | None = None) -> DeliveryReport:

@@ -6,6 +6,8 @@ from the same service functions as the CLI and the API (sessions, triage, alerts
   sessions and tokens per day) plus, per bucket of the window (6h or 24h), events, errors,
   error rate, sessions, tokens, cost and the p50/p95 of event durations: the alert metrics'
   window reads (services/metrics.py) per bucket.
+- `ResultCache`: what the slowest pages compute (the scorecards: a week of every agent's
+  events), kept per server for `ttl` seconds (SCORECARDS_TTL_S) and shared by every browser.
 - `signing_key(store, settings)`: OBSCTL_SECRET_KEY, else a key generated once and kept in the
   database (migration m018), so every server on one database accepts the same cookies.
 """
@@ -13,7 +15,12 @@ from the same service functions as the CLI and the API (sessions, triage, alerts
 from __future__ import annotations
 
 import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from datetime import datetime, timedelta
+from typing import Any
 
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
@@ -95,3 +102,52 @@ def signing_key(store: Store, settings) -> str:
         return stored
     with store.transaction():
         return store.dashboard.keep_secret(secrets.token_urlsafe(32), now_iso())
+
+
+# A scorecard covers days; a minute more or less moves it little, and computing the fleet's
+# takes about a second at 1M events.
+SCORECARDS_TTL_S = 60.0
+
+
+class ResultCache:
+    """Results kept `ttl` seconds per key, at most `max_entries` of them (the least recently
+    used go first). `get(key, compute)` returns the kept result or `compute()`'s, computed
+    once however many requests ask at the same time; an exception is never kept."""
+
+    def __init__(self, ttl: float = SCORECARDS_TTL_S, max_entries: int = 256,
+                 clock: Callable[[], float] = time.monotonic):
+        self.ttl = ttl
+        self._max = max_entries
+        self._clock = clock
+        self._entries: OrderedDict[Hashable, tuple[float, Any]] = OrderedDict()
+        self._computing: dict[Hashable, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def _kept(self, key: Hashable) -> tuple[bool, Any]:
+        entry = self._entries.get(key)
+        if entry is None or entry[0] <= self._clock():
+            return False, None
+        self._entries.move_to_end(key)
+        return True, entry[1]
+
+    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            found, value = self._kept(key)
+            if found:
+                return value
+            computing = self._computing.setdefault(key, threading.Lock())
+        with computing:
+            with self._lock:
+                found, value = self._kept(key)  # computed by the request we waited for
+            if found:
+                return value
+            try:
+                value = compute()
+                with self._lock:
+                    self._entries[key] = (self._clock() + self.ttl, value)
+                    while len(self._entries) > self._max:
+                        self._entries.popitem(last=False)
+            finally:
+                with self._lock:
+                    self._computing.pop(key, None)
+            return value

@@ -449,6 +449,12 @@ class WebhooksRepository(Protocol):
     def claim_due(self, now: str, lease_until: str) -> dict | None:
         """Take the next due pending delivery of an enabled webhook (inside a write transaction)."""
 
+    def claim_failed(self, delivery_id: str, lease_until: str) -> dict | None:
+        """Take a failed delivery of an enabled webhook back as a pending claim, for a retry now."""
+
+    def get_delivery(self, delivery_id: str) -> dict | None:
+        """One delivery (without its payload), or None."""
+
     def record_attempt(self, delivery_id: str, attempts_before: int, *, status: str,
                        error: str | None, status_code: int | None, next_attempt_at: str,
                        delivered_at: str | None) -> bool:

@@ -5,6 +5,10 @@ The window is `[now - days * 24h, now)`; an agent's scorecard covers its session
 with no session in the window have no scorecard. The formulas are in scorecard_scoring.py.
 
 - `list_scorecards` -> the array, best `overall_score` first (ties by agent name).
+- `fleet_window` -> the fleet's totals over a window, which `fleet_scorecards` and
+  `agent_scorecard` score as list_scorecards and get_scorecard do, with the window's
+  `fleet_regressions` when given: the dashboard keeps one fleet and its regressions for a
+  while and answers every scorecard page from them.
 - `get_scorecard` -> one agent's scorecard plus `breakdown` (the raw inputs and part
   scores of each dimension), `fleet_agents`, `since`/`until`, and `trend`: one point per
   24-hour day of the window (oldest first) with that day's sessions, body events, error
@@ -14,6 +18,7 @@ with no session in the window have no scorecard. The formulas are in scorecard_s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -88,16 +93,44 @@ def open_regressions(store: Store, pricer: Pricer, since: str, until: str,
     return found
 
 
+@dataclass(frozen=True)
+class FleetWindow:
+    """Every agent's totals over one window: what each scorecard is measured against."""
+
+    days: int
+    start: datetime
+    since: str
+    until: str
+    totals: dict[str, AgentTotals]
+
+
+def fleet_window(store: Store, settings, *, days: Any = None, at: datetime | None = None) -> FleetWindow:
+    """The fleet's totals over the last `days` days before `at` (default now)."""
+    days = check_days(days)
+    start, since, until = _window(days, at)
+    return FleetWindow(days, start, since, until, _collect(store, since, until, pricer_for(settings)))
+
+
 def list_scorecards(store: Store, settings, *, days: Any = None,
                     at: datetime | None = None) -> list[dict]:
     """Scorecards of every agent with a session in the window, best overall score first."""
-    days = check_days(days)
-    _, since, until = _window(days, at)
-    pricer = pricer_for(settings)
-    fleet = _collect(store, since, until, pricer)
-    ref = fleet_reference(list(fleet.values()))
-    regressions = open_regressions(store, pricer, since, until)
-    cards = [_card(agent, t, score(t, ref, regressions.get(agent, [])), days) for agent, t in fleet.items()]
+    return fleet_scorecards(store, settings, fleet_window(store, settings, days=days, at=at))
+
+
+def fleet_regressions(store: Store, settings, fleet: FleetWindow) -> dict[str, list[dict]]:
+    """Every agent's open regressions in the fleet's window (open_regressions)."""
+    return open_regressions(store, pricer_for(settings), fleet.since, fleet.until)
+
+
+def fleet_scorecards(store: Store, settings, fleet: FleetWindow,
+                     regressions: dict[str, list[dict]] | None = None) -> list[dict]:
+    """list_scorecards over a fleet already collected, and its regressions when they are
+    known (the dashboard keeps both for a while)."""
+    ref = fleet_reference(list(fleet.totals.values()))
+    if regressions is None:
+        regressions = fleet_regressions(store, settings, fleet)
+    cards = [_card(agent, t, score(t, ref, regressions.get(agent, [])), fleet.days)
+             for agent, t in fleet.totals.items()]
     cards.sort(key=lambda c: (-c["overall_score"], c["agent"]))
     return cards
 
@@ -110,19 +143,26 @@ def get_scorecard(store: Store, settings, agent: str, *, days: Any = None,
                   at: datetime | None = None) -> dict:
     """One agent's scorecard with its breakdown and daily trend; NotFound when the agent
     has no session in the window."""
-    days = check_days(days)
-    start, since, until = _window(days, at)
-    pricer = pricer_for(settings)
-    fleet = _collect(store, since, until, pricer)
-    if agent not in fleet:
+    return agent_scorecard(store, settings, agent, fleet_window(store, settings, days=days, at=at))
+
+
+def agent_scorecard(store: Store, settings, agent: str, fleet: FleetWindow,
+                    regressions: dict[str, list[dict]] | None = None) -> dict:
+    """get_scorecard over a fleet already collected, and the fleet's regressions when they
+    are known (fleet_regressions; the dashboard keeps both for a while)."""
+    days, since, until = fleet.days, fleet.since, fleet.until
+    if agent not in fleet.totals:
         raise NotFound(no_sessions_message(agent, days))
-    ref = fleet_reference(list(fleet.values()))
-    totals = fleet[agent]
-    regressions = open_regressions(store, pricer, since, until, agent).get(agent, [])
+    pricer = pricer_for(settings)
+    ref = fleet_reference(list(fleet.totals.values()))
+    totals = fleet.totals[agent]
+    if regressions is None:
+        regressions = open_regressions(store, pricer, since, until, agent)
+    regressions = regressions.get(agent, [])
     scored = score(totals, ref, regressions)
     card = _card(agent, totals, scored, days)
     card.update(since=since, until=until, fleet_agents=ref.agents, breakdown=scored["breakdown"],
-                trend=_trend(store, agent, start, since, until, days, ref, pricer),
+                trend=_trend(store, agent, fleet.start, since, until, days, ref, pricer),
                 changes=[{"change_id": c["change_id"], "changed_at": c["changed_at"], "title": c["title"],
                           "metrics": c["metrics"]} for c in regressions])
     return card

@@ -23,7 +23,7 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
-from obsctl.errors import InvalidInput, NotFound
+from obsctl.errors import Conflict, InvalidInput, NotFound
 from obsctl.jsonutil import describe_value, dumps, loads_column
 from obsctl.models.webhooks import DELIVERY_STATUSES, FORMATS, MAX_KEY_LEN
 from obsctl.params import IntParam
@@ -265,6 +265,34 @@ def list_deliveries(store: Store, *, webhook_id: str | None = None,
     rows, total = store.webhooks.list_deliveries(webhook_id=webhook_id, status=status,
                                         alert_id=alert_id, limit=limit)
     return {"deliveries": [delivery_view(r) for r in rows], "total": total}
+
+
+def retry_delivery(store: Store, settings, delivery_id: str, *, timeout: float | None = None) -> dict:
+    """Attempt a failed delivery once more, now, and return it as the log shows it after the
+    attempt (delivered, or failed/pending with the new last_error). Only failed alert
+    deliveries of enabled webhooks can be retried (a test send is sent anew with `webhooks
+    test`): NotFound for an unknown id, Conflict otherwise."""
+    from obsctl.services.webhooks.delivery import retry_failed
+
+    with store.read_snapshot():
+        delivery = store.webhooks.get_delivery(delivery_id)
+    if delivery is None:
+        raise NotFound(f"delivery {delivery_id!r} not found")
+    if delivery["event_type"] == "webhook.test":
+        raise Conflict(f"delivery {delivery_id} is a test send, which is not retried; send another "
+                       f"with: obsctl webhooks test {delivery['webhook_id']}")
+    if not retry_failed(store, settings, delivery_id, timeout=timeout):
+        with store.read_snapshot():
+            delivery = store.webhooks.get_delivery(delivery_id)
+        if delivery is None:
+            raise NotFound(f"delivery {delivery_id!r} not found")
+        if delivery["status"] != "failed":
+            raise Conflict(f"delivery {delivery_id} is {delivery['status']}: only failed deliveries "
+                           f"can be retried")
+        raise Conflict(f"webhook {delivery['webhook_id']} is disabled; enable it first: "
+                       f"obsctl webhooks update {delivery['webhook_id']} --enable")
+    with store.read_snapshot():
+        return delivery_view(store.webhooks.get_delivery(delivery_id))
 
 
 def enabled_webhooks(store: Store) -> list[dict]:

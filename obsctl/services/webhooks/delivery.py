@@ -238,6 +238,19 @@ def _attempt_claimed(store, settings, claim: dict, at: datetime | None, timeout:
         report.last_error = report.last_failure = error
 
 
+def retry_failed(store: Store, settings, delivery_id: str, *, timeout: float | None = None) -> bool:
+    """Attempt a failed delivery once more, now; False when it is not a failed delivery of an
+    enabled webhook. A retry that fails again goes back to the automatic retries while the
+    delivery is younger than 24 hours, and stays failed after that."""
+    timeout = ATTEMPT_TIMEOUT_S if timeout is None else timeout
+    with store.transaction():
+        claim = store.webhooks.claim_failed(delivery_id, format_ts(now() + lease_for(timeout)))
+    if claim is None:
+        return False
+    _attempt_claimed(store, settings, claim, None, timeout, DeliveryReport())
+    return True
+
+
 def send_test(store: Store, settings, webhook: dict, *,
               timeout: float | None = None) -> dict:
     """Send a sample alert once and log it as a webhook.test delivery (never retried). A

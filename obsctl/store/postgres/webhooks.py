@@ -101,6 +101,22 @@ def claim_due(conn: psycopg.Connection, now: str, lease_until: str) -> dict | No
     return dict(zip(_CLAIM_KEYS, row))
 
 
+def claim_failed(conn: psycopg.Connection, delivery_id: str, lease_until: str) -> dict | None:
+    """Take a failed delivery of an enabled webhook back as a pending claim leased until
+    `lease_until` (inside a write transaction), for a retry now; None when it is not failed or
+    its webhook is disabled. The row stays locked until the claim commits, so two retries of
+    one delivery cannot both take it."""
+    row = conn.execute(
+        "UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = %s "
+        "FROM webhooks w WHERE w.webhook_id = d.webhook_id AND d.delivery_id = %s "
+        "AND d.status = 'failed' AND w.enabled = 1 "
+        "RETURNING d.delivery_id, d.payload, d.attempts, d.created_at, w.webhook_id, w.url, w.secret, "
+        "w.allow_private",
+        [lease_until, delivery_id],
+    ).fetchone()
+    return dict(zip(_CLAIM_KEYS, row)) if row else None
+
+
 def record_attempt(conn: psycopg.Connection, delivery_id: str, attempts_before: int, *, status: str,
                    error: str | None, status_code: int | None, next_attempt_at: str,
                    delivered_at: str | None) -> bool:

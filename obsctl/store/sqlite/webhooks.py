@@ -86,6 +86,30 @@ def claim_due(db: sqlite_utils.Database, now: str, lease_until: str) -> dict | N
     return dict(zip(keys, row))
 
 
+def claim_failed(db: sqlite_utils.Database, delivery_id: str, lease_until: str) -> dict | None:
+    """Take a failed delivery of an enabled webhook back as a pending claim leased until
+    `lease_until` (inside a write transaction), for a retry now; None when it is not failed or
+    its webhook is disabled."""
+    changed = db.conn.execute(
+        "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ? "
+        "WHERE delivery_id = ? AND status = 'failed' "
+        "AND webhook_id IN (SELECT webhook_id FROM webhooks WHERE enabled = 1)",
+        [lease_until, delivery_id],
+    ).rowcount
+    if not changed:
+        return None
+    row = db.conn.execute(
+        "SELECT d.delivery_id, d.payload, d.attempts, d.created_at, w.webhook_id, w.url, w.secret, "
+        "w.allow_private "
+        "FROM webhook_deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id "
+        "WHERE d.delivery_id = ?",
+        [delivery_id],
+    ).fetchone()
+    keys = ("delivery_id", "payload", "attempts", "created_at", "webhook_id", "url", "secret",
+            "allow_private")
+    return dict(zip(keys, row))
+
+
 def record_attempt(db: sqlite_utils.Database, delivery_id: str, attempts_before: int, *, status: str,
                    error: str | None, status_code: int | None, next_attempt_at: str,
                    delivered_at: str | None) -> bool:

@@ -1,4 +1,4 @@
-"""`/webhooks`: webhook CRUD, test sends and the delivery log; the background sender."""
+"""`/webhooks`: webhook CRUD, test sends, the delivery log and retries; the background sender."""
 
 from __future__ import annotations
 
@@ -61,6 +61,11 @@ def list_deliveries():
     ))
 
 
+@blueprint.post("/webhooks/deliveries/<delivery_id>/retry")
+def retry_delivery(delivery_id: str):
+    return json_response(service.retry_delivery(get_store(), get_settings(), delivery_id))
+
+
 @blueprint.get("/webhooks/<webhook_id>")
 def get_webhook(webhook_id: str):
     return json_response(service.get_webhook(get_store(), webhook_id))
@@ -106,6 +111,12 @@ OPENAPI_PATHS = {
             ],
             ok=json_content(ref(WebhookDeliveryList)),
             errors=error_responses(400)),
+    },
+    "/webhooks/deliveries/{delivery_id}/retry": {
+        "post": operation(
+            "webhooks", "Attempt a failed delivery once more, now; returns the delivery after the attempt",
+            params=[path_param("delivery_id", "Delivery id")], ok=json_content(ref(WebhookDelivery)),
+            errors=error_responses(404, 409)),
     },
     "/webhooks/{webhook_id}": {
         "get": operation("webhooks", "One webhook", params=[_WEBHOOK_ID],

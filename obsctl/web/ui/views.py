@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from flask import Blueprint, Response, redirect, render_template, request, url_for
+from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from obsctl.errors import InvalidInput, NotFound, ObsctlError, StorageError
@@ -31,6 +31,7 @@ from obsctl.web.security import api_key_problem
 from obsctl.web.ui import access
 from obsctl.web.ui.present import event_rows, fmt_ms, fmt_num, pretty_json, sparkline_points, timeline
 
+CACHE_KEY = "obsctl_dashboard_cache"
 blueprint = Blueprint("dashboard", __name__, template_folder="templates", static_folder="static",
                       static_url_path="/ui/static")
 
@@ -241,6 +242,13 @@ def webhooks():
                            status=status)
 
 
+@blueprint.post("/ui/webhooks/deliveries/<path:delivery_id>/retry")
+def retry_delivery(delivery_id: str):
+    webhook_service.retry_delivery(get_store(), get_settings(), delivery_id)
+    status = request.form.get("status") or None
+    return redirect(url_for("dashboard.webhooks", status=status), 303)
+
+
 @blueprint.get("/ui/sla")
 def sla():
     store = get_store()
@@ -249,16 +257,31 @@ def sla():
                            summary=sla_summary(store), history=history)
 
 
+def _fleet():
+    """The scorecards' fleet of the last 7 days and its open regressions, computed at most once
+    a minute (ResultCache): every scorecard page within that minute is measured on one window."""
+    store, settings = get_store(), get_settings()
+    cache = current_app.extensions[CACHE_KEY]
+    fleet = cache.get(("fleet",), lambda: scorecard_service.fleet_window(store, settings))
+    regressions = cache.get(("regressions", fleet.until),
+                            lambda: scorecard_service.fleet_regressions(store, settings, fleet))
+    return cache, fleet, regressions
+
+
 @blueprint.get("/ui/scorecards")
 def scorecards():
     # One fleet computation for every card; each agent's daily trend is on its own page (a
     # trend is a scorecard computation per agent, too slow for twenty agents at once).
-    cards = scorecard_service.list_scorecards(get_store(), get_settings())
+    cache, fleet, regressions = _fleet()
+    cards = cache.get(("scorecards", fleet.until), lambda: scorecard_service.fleet_scorecards(
+        get_store(), get_settings(), fleet, regressions))
     return render_template("scorecards.html", page="scorecards", cards=cards)
 
 
 @blueprint.get("/ui/scorecards/<path:agent>")
 def scorecard(agent: str):
-    card = scorecard_service.get_scorecard(get_store(), get_settings(), agent)
+    cache, fleet, regressions = _fleet()
+    card = cache.get(("scorecard", agent, fleet.until), lambda: scorecard_service.agent_scorecard(
+        get_store(), get_settings(), agent, fleet, regressions))
     trend = sparkline_points([p["overall_score"] for p in card["trend"]], width=280, height=60)
     return render_template("scorecard.html", page="scorecards", card=card, trend=trend)

@@ -225,7 +225,13 @@ def test_usage_errors(fleet_db, cli, client):
 
 def test_the_scorecard_counts_an_open_regression(fleet_db, db_url, tmp_path, pricer):
     from obsctl.config import Settings
-    from obsctl.services.scorecards import get_scorecard, list_scorecards
+    from obsctl.services.scorecards import (
+        agent_scorecard,
+        fleet_regressions,
+        fleet_window,
+        get_scorecard,
+        list_scorecards,
+    )
 
     settings = Settings.from_env({"OBSCTL_PRICES": str(tmp_path / "prices.json")}, db_url=db_url)
     when = T0 + timedelta(days=6)
@@ -238,6 +244,10 @@ def test_the_scorecard_counts_an_open_regression(fleet_db, db_url, tmp_path, pri
     assert card["breakdown"]["reliability"]["change_score"] is None
     listed = {c["agent"]: c for c in list_scorecards(fleet_db, settings, days=7, at=when)}
     assert listed["research-agent"]["dimensions"] == card["dimensions"]
+    # The dashboard scores a kept fleet with the fleet's regressions: the same card.
+    fleet = fleet_window(fleet_db, settings, days=7, at=when)
+    regressions = fleet_regressions(fleet_db, settings, fleet)
+    assert agent_scorecard(fleet_db, settings, "research-agent", fleet, regressions) == card
 
     acknowledge_change(fleet_db, change["change_id"], pricer=pricer)
     calm = get_scorecard(fleet_db, settings, "research-agent", days=7, at=when)

@@ -5,6 +5,7 @@ untouched (X-API-Key)."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 
@@ -179,6 +180,34 @@ def test_acknowledge_needs_the_csrf_token(client, store, settings):
     assert r.status_code == 303
     after = client.get("/ui/alerts").get_data(as_text=True)
     assert ">Acknowledge<" not in after
+
+
+def test_the_retry_form_needs_the_csrf_token_and_refuses_what_cannot_be_retried(make_app, store):
+    from obsctl.services import webhooks
+    from obsctl.services.webhooks.delivery import deliver_due
+    from tests.obsctl.webhooks.test_webhooks_delivery import AT, fire
+    from tests.webhook_receiver import Receiver
+
+    client = make_app({"OBSCTL_WEBHOOK_ALLOW_PRIVATE": "1"}).test_client()
+    down = Receiver(mode="fail").start()
+    try:
+        app_settings = client.application.extensions["obsctl"].settings
+        webhooks.create_webhook(store, app_settings, {"url": down.url})
+        fire(store, app_settings)
+        deliver_due(store, app_settings, at=AT + timedelta(hours=25), timeout=2)
+        html = client.get("/ui/webhooks").get_data(as_text=True)
+        action = re.search(r'action="(/ui/webhooks/deliveries/[^"]+/retry)"', html).group(1)
+        assert client.post(action).status_code == 400
+        assert down.requests == []
+        answer = client.post(action, data={"csrf_token": _csrf(html)})
+        assert (answer.status_code, answer.headers["Location"]) == (303, "/ui/webhooks")
+    finally:
+        down.stop()
+    assert len(down.requests) == 1  # it failed again: still failed (older than 24 hours), retryable
+    after = client.get("/ui/webhooks").get_data(as_text=True)
+    assert "HTTP 500: receiver broken (HTTP 500)" in after and ">Retry<" in after
+    missing = client.post("/ui/webhooks/deliveries/msg_nope/retry", data={"csrf_token": _csrf(html)})
+    assert missing.status_code == 404 and "delivery &#39;msg_nope&#39; not found" in missing.get_data(as_text=True)
 
 
 @pytest.mark.parametrize("path", ["/ui/sessions?page=0", "/ui/sessions?page=x", "/ui/sessions?status=nope",

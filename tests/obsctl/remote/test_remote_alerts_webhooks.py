@@ -169,6 +169,8 @@ def test_the_reads_show_the_seeded_data(remote, seeded):
     ("webhooks", "update", "wh_0000000000000000", "--disable"),
     ("webhooks", "remove", "wh_0000000000000000"),
     ("webhooks", "test", "wh_0000000000000000"),
+    ("webhooks", "retry", "msg_00000000000000000000000000000000"),
+    ("webhooks", "retry", "msg_00000000000000000000000000000000", "--json"),
 ])
 def test_errors_are_the_same_message_and_exit_code(remote, args):
     result = remote.same(*args)
@@ -180,6 +182,37 @@ def test_an_invalid_update_of_a_rule_is_refused_the_same_and_changes_nothing(rem
     result = remote.same("alerts", "rules", "update", rule["rule_id"], "--name", "y" * (MAX_NAME_LEN + 1))
     assert result.exit_code == 1 and f"at most {MAX_NAME_LEN} characters" in result.stderr
     assert _rule(remote, rule["rule_id"]) == rule
+
+
+def test_a_failed_delivery_is_retried_through_the_server_as_on_the_database(remote, seeded):
+    test_send = _ok_json(remote.local("webhooks", "deliveries", "--webhook", seeded["webhook"], "--json"))
+    refused = remote.same("webhooks", "retry", test_send["deliveries"][0]["delivery_id"])
+    assert refused.exit_code == 1 and "is a test send, which is not retried" in refused.stderr
+
+    gone = Receiver(mode="gone").start()  # 410: the delivery fails at once, the webhook is disabled
+    try:
+        rule = _add_rule(remote, *FIRING)
+        hook = _ok_json(remote.local("webhooks", "add", gone.url, "--rule", rule["rule_id"], "--json",
+                                     env=ALLOW_PRIVATE))
+        try:
+            assert remote.local("alerts", "evaluate").exit_code == 0
+        finally:
+            _disable(remote, rule["rule_id"])
+        [failed] = _ok_json(remote.local("webhooks", "deliveries", "--webhook", hook["webhook_id"],
+                                         "--json"))["deliveries"]
+        assert failed["status"] == "failed" and failed["last_status_code"] == 410
+        disabled = remote.same("webhooks", "retry", failed["delivery_id"])
+        assert disabled.exit_code == 1 and f"webhook {hook['webhook_id']} is disabled" in disabled.stderr
+        assert remote.local("webhooks", "update", hook["webhook_id"], "--enable").exit_code == 0
+        gone.mode = "ok"
+        there = remote.remote("webhooks", "retry", failed["delivery_id"], "--json")
+        retried = _ok_json(there)
+        assert (retried["status"], retried["attempts"], retried["last_status_code"]) == ("delivered", 2, 200)
+        assert len(gone.accepted) == 1
+        assert _ok_json(remote.local("webhooks", "deliveries", "--webhook", hook["webhook_id"],
+                                     "--json"))["deliveries"] == [retried]
+    finally:
+        gone.stop()
 
 
 def test_a_private_webhook_url_is_the_servers_decision(remote):
