@@ -181,7 +181,8 @@ def test_acknowledge_needs_the_csrf_token(client, store, settings):
     assert ">Acknowledge<" not in after
 
 
-@pytest.mark.parametrize("path", ["/ui/sessions?page=0", "/ui/sessions?page=x", "/ui/sessions?status=nope",
+@pytest.mark.parametrize("path", ["/ui/sessions?cursor=x", "/ui/sessions?sort=size", "/ui/sessions?status=nope",
+                                  "/ui/sessions?min_tokens=9&max_tokens=1", "/ui/sessions?since=yesterday",
                                   "/?window=7d"])
 def test_a_bad_query_is_a_400_page(client, path):
     r = client.get(path)
