@@ -114,7 +114,7 @@ def _show_list(data: dict) -> None:
     render_table(f"{shown} of {plural(data['total'], 'session')}",
                  ["session_id", "agent", "status", "started_at", "events", "errors", "tokens"], rows,
                  justify={"events": "right", "errors": "right", "tokens": "right"})
-    if data["next"]:
+    if data["next"] and output.stdout_is_tty():  # for a person; a script reads `next` from --json
         notice(f"more: --cursor {data['next']}")
 
 

@@ -174,11 +174,18 @@ def test_cli_tag_metadata_tool_and_error_type(db, cli):
     assert [s["session_id"] for s in json.loads(out.stdout)["sessions"]] == ["c"]
 
 
-def test_cli_says_how_to_get_the_next_page(db, cli):
+def test_cli_says_how_to_get_the_next_page_on_a_terminal(db, cli, terminal):
     seed(db)
     result = cli("sessions", "list", "--limit", "3")
     cursor = list_sessions(db, limit=3)["next"]
-    assert f"more: --cursor {cursor}\n" in result.stderr
+    assert result.stderr == f"more: --cursor {cursor}\n"
+    assert cli("sessions", "list", "--limit", "4").stderr == ""  # the last page
+
+
+def test_piped_cli_output_is_only_the_table(db, cli):
+    seed(db)
+    result = cli("sessions", "list", "--limit", "3")
+    assert result.stderr == "" and len(result.stdout.splitlines()) == 4
 
 
 @pytest.mark.parametrize("args, message", [
