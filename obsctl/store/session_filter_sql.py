@@ -102,7 +102,9 @@ def page(selection: SessionFilter, dialect: SessionDialect, after: tuple | None)
         return "", order, []
     m = dialect.mark
     beyond = "<" if selection.descending else ">"
-    clause = f"({column} {beyond} {m} OR ({column} = {m} AND session_id > {m}))"
+    # The first term is a range an index on the column can seek to; the second drops the
+    # ties already shown.
+    clause = f"{column} {beyond}= {m} AND ({column} {beyond} {m} OR session_id > {m})"
     value, session_id = after
     return clause, order, [value, value, session_id]
 
