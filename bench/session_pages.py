@@ -79,9 +79,11 @@ def main() -> None:
         by_offset = list_sessions(store, limit=args.limit, offset=deep, **filters)
         by_cursor = list_sessions(store, limit=args.limit, cursor=cursor, **filters)
         assert by_offset["sessions"] == by_cursor["sessions"], name  # the same page either way
-        first = timed(lambda: list_sessions(store, limit=args.limit, **filters), args.iterations)
-        offset = timed(lambda: list_sessions(store, limit=args.limit, offset=deep, **filters), args.iterations)
-        keyset = timed(lambda: list_sessions(store, limit=args.limit, cursor=cursor, **filters), args.iterations)
+        first = timed(lambda f=filters: list_sessions(store, limit=args.limit, **f), args.iterations)
+        offset = timed(lambda f=filters, n=deep: list_sessions(store, limit=args.limit, offset=n, **f),
+                       args.iterations)
+        keyset = timed(lambda f=filters, c=cursor: list_sessions(store, limit=args.limit, cursor=c, **f),
+                       args.iterations)
         print(f"{name:28} {statistics.median(first):11.1f} {statistics.median(offset):11.1f} "
               f"{statistics.median(keyset):11.1f} {p(offset, 0.95):11.1f} {p(keyset, 0.95):11.1f} "
               f"{statistics.median(offset) / statistics.median(keyset):8.1f}x")

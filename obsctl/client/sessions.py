@@ -18,8 +18,8 @@ from obsctl.models.sessions import EventSelection
 from obsctl.services.sessions.bulk_export import FORMATS as BULK_FORMATS
 from obsctl.services.sessions.bulk_export import check_bulk_format
 from obsctl.services.sessions.export import ExportStream, check_format
-from obsctl.services.sessions.follow import POLL_SECONDS, FeedEvent
 from obsctl.services.sessions.filters import RANGE_PARAMS, session_filter
+from obsctl.services.sessions.follow import POLL_SECONDS, FeedEvent
 
 # Bytes read at a time from a streamed export.
 _CHUNK = 64 * 1024

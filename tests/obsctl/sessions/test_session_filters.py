@@ -216,3 +216,24 @@ def test_cli_bad_filters_are_usage_errors(db, cli, args, message):
 def test_api_bad_filters_are_400(db, client, query, message):
     r = client.get(f"/sessions?{query}")
     assert r.status_code == 400 and message in r.get_json()["error"]
+
+
+def test_the_remote_client_sends_every_list_filter():
+    from obsctl.client import sessions as remote
+    from obsctl.services.sessions.filters import LIST_PARAMS
+
+    sent = {}
+
+    class Client:
+        def get_json(self, path, params):
+            sent.update(params)
+            return {}
+
+    remote.list_sessions(Client(), agent="a", model="m", tool="t", error_type="timeout", tag="k=v",
+                         metadata="x=1", min_tokens=1, max_tokens=2, has_errors=False, since="2h",
+                         to="2026-01-01T00:00:00Z", sort="-tokens", cursor="c", limit=5)
+    assert {name: sent[name] for name in LIST_PARAMS} == {
+        "agent": ["a"], "model": ["m"], "tool": ["t"], "error_type": ["timeout"], "tag": ["k:v"],
+        "metadata": ["x:1"]}
+    assert (sent["min_tokens"], sent["max_tokens"], sent["has_errors"], sent["since"], sent["to"], sent["sort"],
+            sent["cursor"], sent["limit"]) == (1, 2, "false", "2h", "2026-01-01T00:00:00Z", "-tokens", "c", 5)
