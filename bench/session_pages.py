@@ -16,6 +16,7 @@ import sys
 import time
 
 from _dataset import ROOT, bench_db_path
+from _report import Report, sized
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -60,8 +61,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--limit", type=int, default=20)
-    parser.add_argument("--page", type=int, default=500)
+    parser.add_argument("--page", type=int, default=sized(500, 10))
+    parser.add_argument("--report", help="append the Markdown section to this file (else BENCH_REPORT)")
     args = parser.parse_args()
+    report = Report("Session list pages (filters, sorts, cursor)")
 
     from obsctl.services.sessions import list_sessions
     from obsctl.store import open_store
@@ -69,10 +72,11 @@ def main() -> None:
     store = open_store(str(bench_db_path()))  # applies new migrations (indexes) once
     with store.transaction():
         events = store.maintenance.table_counts()["events"]
-    print(f"session list at {events:,} events, {args.limit} a page, page {args.page}, "
-          f"{args.iterations} runs each (ms)")
-    print(f"{'case':28} {'page 1 p50':>11} {'offset p50':>11} {'cursor p50':>11} {'offset p95':>11} "
-          f"{'cursor p95':>11} {'speed-up':>9}")
+    report.figure(f"session list at {events:,} events, {args.limit} a page, page {args.page}, "
+                  f"{args.iterations} runs each (ms)")
+    report.figure(f"{'case':28} {'page 1 p50':>11} {'offset p50':>11} {'cursor p50':>11} {'offset p95':>11} "
+                  f"{'cursor p95':>11} {'speed-up':>9}")
+    deepest = {}
     for name, filters in CASES.items():
         deep = (args.page - 1) * args.limit
         cursor = cursor_at(store, filters, args.limit, args.page)
@@ -84,9 +88,15 @@ def main() -> None:
                        args.iterations)
         keyset = timed(lambda f=filters, c=cursor: list_sessions(store, limit=args.limit, cursor=c, **f),
                        args.iterations)
-        print(f"{name:28} {statistics.median(first):11.1f} {statistics.median(offset):11.1f} "
-              f"{statistics.median(keyset):11.1f} {p(offset, 0.95):11.1f} {p(keyset, 0.95):11.1f} "
-              f"{statistics.median(offset) / statistics.median(keyset):8.1f}x")
+        report.figure(f"{name:28} {statistics.median(first):11.1f} {statistics.median(offset):11.1f} "
+                      f"{statistics.median(keyset):11.1f} {p(offset, 0.95):11.1f} {p(keyset, 0.95):11.1f} "
+                      f"{statistics.median(offset) / statistics.median(keyset):8.1f}x")
+        deepest[name] = statistics.median(keyset)
+    report.check(f"newest first, page {args.page} by cursor", deepest["newest first"], "<", 20, unit=" ms",
+                 basis=f"p50 of {args.iterations}")
+    report.check(f"slowest case, page {args.page} by cursor", max(deepest.values()), "<", 300, unit=" ms",
+                 basis=f"p50 of {args.iterations}")
+    report.finish(args.report)
 
 
 if __name__ == "__main__":
