@@ -54,6 +54,18 @@ def session_statuses(incomplete: str) -> list[str]:
     return _starting(SESSION_STATUSES, incomplete)
 
 
+def session_sorts(incomplete: str) -> list[str]:
+    from obsctl.services.sessions.filters import sort_choices
+
+    return _starting(sort_choices(), incomplete)
+
+
+def error_types(incomplete: str) -> list[str]:
+    from obsctl.vocabulary import ERROR_TYPES
+
+    return _starting(sorted(ERROR_TYPES), incomplete)
+
+
 def delivery_statuses(incomplete: str) -> list[str]:
     from obsctl.models.webhooks import DELIVERY_STATUSES
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import typer
 
 from obsctl.cli import completion, output
 from obsctl.cli.base import EXIT_USAGE, ObsTyper, error, notice, run
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import MISSING, JsonFlag, Styled, console, fmt_number, render_table, rich_cell, show
+from obsctl.errors import InvalidInput
 from obsctl.services import sessions as service
-from obsctl.services.sessions import housekeeping
+from obsctl.services.sessions import filters, housekeeping
 from obsctl.services.sessions.fields import tool_parts
 from obsctl.services.sessions.tree import root_note, walk
 from obsctl.text import plural
@@ -22,23 +26,82 @@ def _check_tags(values: list[str]) -> list[str]:
     return values
 
 
+def _checked(name: str) -> Callable[[Any], Any]:
+    """A callback checking one filter option as the service does: a bad value is a usage error."""
+
+    def check(value: Any) -> Any:
+        filters.session_filter(**{name: value})
+        return value
+
+    return checked(check)
+
+
 @app.command("list")
 def list_command(
     ctx: typer.Context,
+    agent: list[str] | None = typer.Option(None, "--agent", autocompletion=completion.agents,
+                                           callback=_checked("agent"),
+                                           help="Only this agent's sessions (repeat: any of them)."),
     status: str | None = typer.Option(None, "--status", autocompletion=completion.session_statuses, callback=checked(service.check_status),
                                       help="active, completed or error."),
-    limit: int = int_option(service.LIMIT, "--limit", help="Sessions to show."),
-    offset: int = int_option(service.OFFSET, "--offset", help="Sessions to skip (newest first)."),
+    model: list[str] | None = typer.Option(None, "--model", callback=_checked("model"),
+                                           help="Only sessions with an event of this model (repeat: any)."),
+    tool: list[str] | None = typer.Option(None, "--tool", callback=_checked("tool"),
+                                          help="Only sessions that called this tool (repeat: any)."),
+    error_type: list[str] | None = typer.Option(
+        None, "--error-type", autocompletion=completion.error_types, callback=_checked("error_type"),
+        help="Only sessions with an error event of this type, e.g. timeout, rate_limit, tool_error (repeat: any)."),
+    has_errors: bool = typer.Option(False, "--has-errors", help="Only sessions with at least one error event."),
+    no_errors: bool = typer.Option(False, "--no-errors", help="Only sessions without error events."),
+    since: str | None = typer.Option(None, "--since", callback=_checked("since"),
+                                     help="Started at or after: an age (30m, 2h, 7d) or an ISO 8601 time."),
+    from_: str | None = typer.Option(None, "--from", callback=_checked("from_"),
+                                     help="Started at or after this ISO 8601 time (instead of --since)."),
+    to: str | None = typer.Option(None, "--to", callback=_checked("to"),
+                                  help="Started before this ISO 8601 time."),
+    min_tokens: int | None = int_option(filters.RANGE_PARAMS["min_tokens"], "--min-tokens", default=None,
+                                        show_default=False, help="At least this many tokens (in + out)."),
+    max_tokens: int | None = int_option(filters.RANGE_PARAMS["max_tokens"], "--max-tokens", default=None,
+                                        show_default=False, help="At most this many tokens (in + out)."),
     tag: list[str] | None = typer.Option(None, "--tag", callback=checked(_check_tags),
                                          help="key=value: only sessions with this tag (repeat: all of them)."),
+    metadata: list[str] | None = typer.Option(None, "--metadata", callback=checked(filters.check_metadata_filters),
+                                              help="key=value: only sessions whose metadata has this "
+                                                   "value (repeat: all of them)."),
+    sort: str = typer.Option(filters.DEFAULT_SORT, "--sort", autocompletion=completion.session_sorts,
+                             callback=_checked("sort"),
+                             help="start, duration, tokens or errors; a leading - puts the largest "
+                                  "(newest) first, e.g. --sort=-tokens."),
+    limit: int = int_option(service.LIMIT, "--limit", help="Sessions to show."),
+    offset: int = int_option(service.OFFSET, "--offset", help="Sessions to skip (not with --cursor)."),
+    cursor: str | None = typer.Option(None, "--cursor", help="Continue a list: the `next` of the previous page."),
     json_: JsonFlag = False,
 ) -> None:
-    """List sessions, newest first.
+    """List sessions, newest first, or as --sort says; every filter given must hold.
 
-    Example: obsctl sessions list --status error --tag team=support --limit 20
+    A page ends with the cursor of the next one: pass it as --cursor (with the same filters
+    and sort) to go on; deep pages stay as fast as the first.
+
+    Example: obsctl sessions list --agent support-bot --model gpt-4o --since 1d --has-errors --sort=-tokens
     """
-    show(run(ctx, service.list_sessions, status=status, limit=limit, offset=offset, tag=tag or None),
-         json_, _show_list)
+    given = {"agent": agent or None, "status": status, "model": model or None, "tool": tool or None,
+             "error_type": error_type or None, "has_errors": _error_filter(has_errors, no_errors),
+             "since": since, "from_": from_, "to": to, "min_tokens": min_tokens, "max_tokens": max_tokens,
+             "tag": tag or None, "metadata": metadata or None, "sort": sort}
+    try:  # what no single option shows (min above max, a cursor of another sort): exit 2 too
+        selection = filters.session_filter(**given)
+        filters.decode_cursor(selection, cursor)
+        if cursor is not None and offset:
+            raise InvalidInput("give --cursor or --offset, not both (the cursor says where the page starts)")
+    except InvalidInput as exc:
+        raise typer.BadParameter(exc.message) from None
+    show(run(ctx, service.list_sessions, **given, limit=limit, offset=offset, cursor=cursor), json_, _show_list)
+
+
+def _error_filter(has_errors: bool, no_errors: bool) -> bool | None:
+    if has_errors and no_errors:
+        raise typer.BadParameter("give one of them, not both", param_hint="'--has-errors' / '--no-errors'")
+    return True if has_errors else False if no_errors else None
 
 
 def _show_list(data: dict) -> None:
@@ -51,6 +114,8 @@ def _show_list(data: dict) -> None:
     render_table(f"{shown} of {plural(data['total'], 'session')}",
                  ["session_id", "agent", "status", "started_at", "events", "errors", "tokens"], rows,
                  justify={"events": "right", "errors": "right", "tokens": "right"})
+    if data["next"] and output.stdout_is_tty():  # for a person; a script reads `next` from --json
+        notice(f"more: --cursor {data['next']}")
 
 
 def _status(status: str) -> Styled:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import requests
@@ -17,8 +18,8 @@ from obsctl.models.sessions import EventSelection
 from obsctl.services.sessions.bulk_export import FORMATS as BULK_FORMATS
 from obsctl.services.sessions.bulk_export import check_bulk_format
 from obsctl.services.sessions.export import ExportStream, check_format
+from obsctl.services.sessions.filters import RANGE_PARAMS, session_filter
 from obsctl.services.sessions.follow import POLL_SECONDS, FeedEvent
-from obsctl.services.sessions.housekeeping import check_tag_filters
 
 # Bytes read at a time from a streamed export.
 _CHUNK = 64 * 1024
@@ -31,12 +32,26 @@ def _absent(session_id: str) -> str:
     return f"session {session_id!r} not found"
 
 
-def list_sessions(client: Client, *, status: str | None = None, limit: int | None = None,
-                  offset: int | None = None, tag: list[str] | str | None = None) -> dict:
-    # Checked here as the service checks them: `key=value` as typed goes out as `key:value`.
-    tags = [f"{k}:{v}" for k, v in check_tag_filters(tag)]
-    return client.get_json("/sessions", {"status": status, "limit": limit, "offset": offset,
-                                         "tag": tags or None})
+def list_sessions(client: Client, *, limit: int | None = None, offset: int | None = None,
+                  cursor: str | None = None, **filters: Any) -> dict:
+    # Checked here as the service checks them (the same SessionFilter), then sent as the
+    # route reads them: `key=value` as typed goes out as `key:value`, lists as repeated values.
+    selection = session_filter(**filters)
+    params: dict[str, Any] = {"limit": limit, "offset": offset, "cursor": cursor,
+                              "sort": filters.get("sort"), "status": selection.status,
+                              "since": filters.get("since"), "from": filters.get("from_"),
+                              "to": filters.get("to")}
+    if selection.has_errors is not None:
+        params["has_errors"] = "true" if selection.has_errors else "false"
+    for name in RANGE_PARAMS:
+        params[name] = getattr(selection, name)
+    # One entry per filters.LIST_PARAMS (a test holds them equal).
+    lists = {"agent": selection.agents, "model": selection.models, "tool": selection.tools,
+             "error_type": selection.error_types,
+             "tag": [f"{k}:{v}" for k, v in selection.tags],
+             "metadata": [f"{k}:{v}" for k, v in selection.metadata]}
+    params.update({name: list(values) or None for name, values in lists.items()})
+    return client.get_json("/sessions", params)
 
 
 def get_session(client: Client, session_id: str, *, tree: bool = False) -> dict:

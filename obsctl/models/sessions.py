@@ -231,10 +231,48 @@ class SessionDetail(Session, kw_only=True):
 
 
 class SessionList(Struct):
-    """A page of sessions (`GET /sessions`), newest first; total counts every match"""
+    """A page of sessions (`GET /sessions`) in the order asked for (newest first by default);
+    total counts every match"""
 
     sessions: list[Session]
     total: Count
+    next: Annotated[str | None, Meta(
+        description="Opaque cursor of the next page (pass it as `cursor`); null on the last page")]
+
+
+# The sort keys of a session list, each a column (or expression) of the stores' sessions
+# listing (store/session_filter_sql.py). Sort by cost: add "cost" here and one entry there.
+SESSION_SORT_KEYS = ("start", "duration", "tokens", "errors")
+# The numeric filters: NAME gives the fields min_NAME and max_NAME (inclusive) and is one
+# entry of the stores' range columns. A cost filter: add "cost" here, min_cost/max_cost below.
+SESSION_RANGES = ("tokens",)
+
+
+class SessionFilter(Struct, frozen=True, forbid_unknown_fields=True):
+    """Which sessions a list (`obsctl sessions list`, `GET /sessions`, the dashboard) shows, in
+    which order. Every filter given must hold; a filter with several values (agents, models,
+    tools, error types) holds when any of them does; tags and metadata pairs must all hold.
+    Built and checked once by services/sessions/filters.py."""
+
+    agents: tuple[str, ...] = ()
+    status: SessionStatus | None = None
+    models: Annotated[tuple[str, ...], Meta(description="Sessions with an event of one of these models")] = ()
+    tools: Annotated[tuple[str, ...], Meta(description="Sessions with a call of one of these tools")] = ()
+    error_types: Annotated[tuple[str, ...], Meta(
+        description="Sessions with an error event of one of these event types")] = ()
+    started_from: Annotated[str | None, Meta(description="started_at at or after (UTC ISO 8601)")] = None
+    started_to: Annotated[str | None, Meta(description="started_at before (UTC ISO 8601)")] = None
+    min_tokens: int | None = None
+    max_tokens: int | None = None
+    has_errors: bool | None = None
+    tags: tuple[tuple[str, str], ...] = ()
+    metadata: tuple[tuple[str, str], ...] = ()
+    sort: Annotated[str, Meta(description="One of SESSION_SORT_KEYS")] = "start"
+    descending: bool = True
+
+    def only_status(self) -> bool:
+        """No filter but (perhaps) the status: the rollups can count the matches."""
+        return self == SessionFilter(status=self.status, sort=self.sort, descending=self.descending)
 
 
 # --- Bulk export and follow: which events, and each event as one line ------------------------

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from obsctl.models.sessions import EventSelection
+from obsctl.models.sessions import EventSelection, SessionFilter
 
 
 class AlertsRepository(Protocol):
@@ -273,9 +273,11 @@ class SessionAggregatesRepository(Protocol):
 class SessionsRepository(Protocol):
     """Reading sessions and their events."""
 
-    def list_sessions(self, *, status: str | None, limit: int,
-                      offset: int) -> tuple[list[dict], int]:
-        """Sessions newest first, with the total count for the same filter."""
+    def list_sessions(self, selection: SessionFilter, *, limit: int, offset: int,
+                      after: tuple | None = None) -> tuple[list[dict], int]:
+        """The sessions `selection` matches in its order, each row with its `sort_value`, after
+        the sort key `after` ((sort_value, session_id) of a previous page's last row), and the
+        count of every match (cheap from the rollups when the filter is at most a status)."""
 
     def get_session(self, session_id: str) -> dict | None:
         """One session, or None."""
@@ -308,10 +310,6 @@ class SessionsRepository(Protocol):
 
     def remove_tags(self, session_id: str, keys: list[str]) -> None:
         """Remove these tag keys from a session."""
-
-    def list_tagged_sessions(self, *, tags: list[tuple[str, str]], status: str | None, limit: int,
-                             offset: int) -> tuple[list[dict], int]:
-        """list_sessions restricted to the sessions having every (key, value) of `tags`."""
 
     def insert_score(self, score: dict) -> None:
         """Insert one score (SCORE_COLUMNS)."""

@@ -46,7 +46,7 @@ def test_a_missing_session_exits_1(cli):
 def test_the_configured_api_key_is_sent(cli):
     result = cli("serve", "--get", "/sessions", env={"SERVICE_API_KEY": "secret"})
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"sessions": [], "total": 0}
+    assert json.loads(result.stdout) == {"sessions": [], "total": 0, "next": None}
 
 
 def test_a_refused_query_prints_the_400_body_and_exits_1(cli):

@@ -159,7 +159,7 @@ def test_every_documented_integer_bound_is_what_the_route_enforces(client):
             assert name == "limit", f"{path} {name} has no documented maximum"
             assert status(10**30) != 400, (path, name)
         checked += 1
-    assert checked == 20  # every integer query parameter of the API
+    assert checked == 22  # every integer query parameter of the API
 
 
 def test_int_param_refuses_booleans_and_fractions_and_takes_integral_floats():

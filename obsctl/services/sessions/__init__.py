@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value, loads_column
 from obsctl.params import MAX_COUNT, IntParam
@@ -58,28 +60,27 @@ def check_status(status: str | None) -> str | None:
     return status
 
 
-def list_sessions(
-    store: Store,
-    *,
-    status: str | None = None,
-    limit: int | None = None,
-    offset: int | None = None,
-    tag: list[str] | str | None = None,
-) -> dict:
-    """`{"sessions": [...], "total": N}`, newest first; `total` counts all matches. `tag`:
-    `key:value` (or `key=value`) filters, every one of which a session must have."""
-    status = check_status(status)
+def list_sessions(store: Store, *, limit: int | None = None, offset: int | None = None,
+                  cursor: str | None = None, **filters: Any) -> dict:
+    """`{"sessions": [...], "total": N, "next": cursor}`: the sessions `filters` match (agent,
+    status, model, tool, error_type, since/from/to, min_/max_tokens, has_errors, tag,
+    metadata; services/sessions/filters.py) in their `sort` (default newest first). `total`
+    counts every match; `next` continues after this page (null on the last one). `offset` and
+    `cursor` are two ways to a later page: a non-zero offset with a cursor is refused."""
+    from obsctl.services.sessions.filters import decode_cursor, encode_cursor, session_filter
+
+    selection = session_filter(**filters)
     limit = LIMIT.check(limit)
     offset = OFFSET.check(offset)
-    from obsctl.services.sessions.housekeeping import check_tag_filters
-
-    tags = check_tag_filters(tag)
-    if tags:
-        rows, total = store.sessions.list_tagged_sessions(tags=tags, status=status, limit=limit, offset=offset)
-    else:
-        rows, total = store.sessions.list_sessions(status=status, limit=limit, offset=offset)
+    if cursor is not None and offset:
+        raise InvalidInput("give cursor or offset, not both (the cursor already says where the page starts)")
+    after = decode_cursor(selection, cursor)
+    rows, total = store.sessions.list_sessions(selection, limit=limit + 1, offset=offset, after=after)
+    more = len(rows) > limit
+    rows = rows[:limit]
     found = store.sessions.session_tags([r["session_id"] for r in rows]) if rows else {}
-    return {"sessions": [session_view(r, found.get(r["session_id"])) for r in rows], "total": total}
+    return {"sessions": [session_view(r, found.get(r["session_id"])) for r in rows], "total": total,
+            "next": encode_cursor(selection, rows[-1]) if more else None}
 
 
 def get_session(store: Store, session_id: str, *, tree: bool = False) -> dict:

@@ -7,33 +7,32 @@ from collections.abc import Iterator
 
 import psycopg
 
+from obsctl.models.sessions import SessionFilter
+from obsctl.store import session_filter_sql
+from obsctl.store.postgres.schema import SESSION_DURATION_MS
 from obsctl.store.tables import EVENT_READ_COLUMNS, SESSION_COLUMNS
 
 _SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
 _EVENT_SELECT = f"SELECT {', '.join(EVENT_READ_COLUMNS)} FROM events"
 
 
+DIALECT = session_filter_sql.SessionDialect(
+    mark="%s", duration=SESSION_DURATION_MS, json_path=False, row_key="session_id",
+    metadata="(metadata::jsonb ->> {key})")
+
+
 def _rows(cursor, columns) -> list[dict]:
     return [dict(zip(columns, row)) for row in cursor]
 
 
-def list_sessions(
-    conn: psycopg.Connection, *, status: str | None, limit: int, offset: int
-) -> tuple[list[dict], int]:
-    """Sessions newest first, with the total count for the same filter (from the session_stats
-    rollup, whatever the number of sessions)."""
-    where, params = ("WHERE status = %s", [status]) if status else ("", [])
-    # SUM over BIGINT is NUMERIC on PostgreSQL: cast back so the count is an int.
-    total = conn.execute(f"SELECT COALESCE(SUM(sessions), 0)::bigint FROM session_stats {where}",
-                         params).fetchone()[0]
-    # The page is found on the index alone (idx_sessions_started or idx_sessions_status_started,
-    # in this order), so an offset skips index entries, not session rows.
-    cursor = conn.execute(
-        f"{_SESSION_SELECT} WHERE session_id IN (SELECT session_id FROM sessions {where} "
-        f"ORDER BY started_at DESC, session_id LIMIT %s OFFSET %s) ORDER BY started_at DESC, session_id",
-        [*params, limit, offset],
-    )
-    return _rows(cursor, SESSION_COLUMNS), total
+def list_sessions(conn: psycopg.Connection, selection: SessionFilter, *, limit: int, offset: int,
+                  after: tuple | None = None) -> tuple[list[dict], int]:
+    """The sessions `selection` matches in its order (rows with their `sort_value`), after the
+    sort key `after`, with the count of every match (store/session_filter_sql.py)."""
+    total = conn.execute(*session_filter_sql.count(selection, DIALECT)).fetchone()[0]
+    sql, params = session_filter_sql.select(selection, DIALECT, ", ".join(SESSION_COLUMNS), after=after,
+                                            limit=limit, offset=offset)
+    return _rows(conn.execute(sql, params), (*SESSION_COLUMNS, "sort_value")), total
 
 
 def get_session(conn: psycopg.Connection, session_id: str) -> dict | None:
@@ -154,21 +153,6 @@ def set_tags(conn: psycopg.Connection, rows: list[tuple[str, str, str]]) -> None
 def remove_tags(conn: psycopg.Connection, session_id: str, keys: list[str]) -> None:
     """Remove these tag keys from a session (keys it does not have are ignored)."""
     conn.execute("DELETE FROM session_tags WHERE session_id = %s AND key = ANY(%s)", [session_id, list(keys)])
-
-
-def list_tagged_sessions(conn: psycopg.Connection, *, tags: list[tuple[str, str]], status: str | None,
-                         limit: int, offset: int) -> tuple[list[dict], int]:
-    """list_sessions restricted to the sessions having every (key, value) of `tags`."""
-    where = " AND ".join(["session_id IN (SELECT session_id FROM session_tags WHERE key = %s AND value = %s)"]
-                         * len(tags))
-    params: list = [p for pair in tags for p in pair]
-    if status:
-        where += " AND status = %s"
-        params.append(status)
-    total = conn.execute(f"SELECT COUNT(*) FROM sessions WHERE {where}", params).fetchone()[0]
-    cursor = conn.execute(f"{_SESSION_SELECT} WHERE {where} ORDER BY started_at DESC, session_id "
-                          f"LIMIT %s OFFSET %s", [*params, limit, offset])
-    return _rows(cursor, SESSION_COLUMNS), total
 
 
 SCORE_COLUMNS = ("score_id", "session_id", "name", "value", "comment", "created_at")

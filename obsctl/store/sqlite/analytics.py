@@ -28,6 +28,7 @@ from obsctl.store.sqlite.db import (
 _SESSION_DURATION_MS = (
     "MAX(0, CAST(ROUND((julianday(ended_at) - julianday(started_at)) * 86400000.0) AS INTEGER))"
 )
+SESSION_DURATION_MS = _SESSION_DURATION_MS  # the session list sorts by it (sessions.py)
 
 
 _DURATIONS = (f"SELECT (SELECT MIN({_SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL), "

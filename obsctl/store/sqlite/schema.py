@@ -413,6 +413,17 @@ def m020_events_ingest_order(db):
     pass
 
 
+@migrations()
+def m024_session_filter_indexes(db):
+    # The session list's filters on events (store/session_filter_sql.py): "sessions with an
+    # event of model M / a call of tool T / an error event of type E" read the session ids
+    # from these covering ranges instead of every event. At 1M events: model 182 -> 51 ms,
+    # tool 422 -> 59 ms, error type 150 -> 21 ms for a page (its count likewise).
+    db.execute("CREATE INDEX idx_events_model_session ON events(model, session_id) WHERE model IS NOT NULL")
+    db.execute("CREATE INDEX idx_events_tool_session ON events(tool_name, session_id) WHERE tool_name IS NOT NULL")
+    db.execute("CREATE INDEX idx_events_error_type_session ON events(event_type, session_id) WHERE is_error = 1")
+
+
 def _session_stats_change(new: str | None, old: str | None, duration: str) -> str:
     """One trigger statement adding the `new` session row to its group and taking the `old`
     one away (either may be None; with both, they are in the same group)."""

@@ -6,32 +6,36 @@ from collections.abc import Iterator
 
 import sqlite_utils
 
+from obsctl.models.sessions import SessionFilter
+from obsctl.store import session_filter_sql
+from obsctl.store.sqlite.analytics import SESSION_DURATION_MS
 from obsctl.store.tables import EVENT_READ_COLUMNS, SESSION_COLUMNS
 
 _SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
 _EVENT_SELECT = f"SELECT {', '.join(EVENT_READ_COLUMNS)} FROM events"
 
 
+# A metadata value as text: JSON true/false spelled as PostgreSQL's ->> does (json_extract
+# gives 1/0), strings as they are, numbers as their digits.
+DIALECT = session_filter_sql.SessionDialect(
+    mark="?", duration=SESSION_DURATION_MS, json_path=True, row_key="rowid",
+    metadata="CASE json_type(metadata, {key}) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
+             "ELSE CAST(json_extract(metadata, {key}) AS TEXT) END")
+
+
 def _rows(cursor, columns) -> list[dict]:
     return [dict(zip(columns, row)) for row in cursor]
 
 
-def list_sessions(
-    db: sqlite_utils.Database, *, status: str | None, limit: int, offset: int
-) -> tuple[list[dict], int]:
-    """Sessions newest first, with the total count for the same filter (from the session_stats
-    rollup, whatever the number of sessions)."""
-    where, params = ("WHERE status = ?", [status]) if status else ("", [])
+def list_sessions(db: sqlite_utils.Database, selection: SessionFilter, *, limit: int, offset: int,
+                  after: tuple | None = None) -> tuple[list[dict], int]:
+    """The sessions `selection` matches in its order (rows with their `sort_value`), after the
+    sort key `after`, with the count of every match (store/session_filter_sql.py)."""
     conn = db.conn
-    total = conn.execute(f"SELECT COALESCE(SUM(sessions), 0) FROM session_stats {where}", params).fetchone()[0]
-    # The page is found on the index alone (idx_sessions_started or idx_sessions_status_started,
-    # in this order), so an offset skips index entries, not session rows.
-    cursor = conn.execute(
-        f"{_SESSION_SELECT} WHERE rowid IN (SELECT rowid FROM sessions {where} "
-        f"ORDER BY started_at DESC, session_id LIMIT ? OFFSET ?) ORDER BY started_at DESC, session_id",
-        [*params, limit, offset],
-    )
-    return _rows(cursor, SESSION_COLUMNS), total
+    total = conn.execute(*session_filter_sql.count(selection, DIALECT)).fetchone()[0]
+    sql, params = session_filter_sql.select(selection, DIALECT, ", ".join(SESSION_COLUMNS), after=after,
+                                            limit=limit, offset=offset)
+    return _rows(conn.execute(sql, params), (*SESSION_COLUMNS, "sort_value")), total
 
 
 def get_session(db: sqlite_utils.Database, session_id: str) -> dict | None:
@@ -150,22 +154,6 @@ def remove_tags(db: sqlite_utils.Database, session_id: str, keys: list[str]) -> 
     """Remove these tag keys from a session (keys it does not have are ignored)."""
     db.conn.executemany("DELETE FROM session_tags WHERE session_id = ? AND key = ?",
                         [(session_id, k) for k in keys])
-
-
-def list_tagged_sessions(db: sqlite_utils.Database, *, tags: list[tuple[str, str]], status: str | None,
-                         limit: int, offset: int) -> tuple[list[dict], int]:
-    """list_sessions restricted to the sessions having every (key, value) of `tags`."""
-    where = " AND ".join(["session_id IN (SELECT session_id FROM session_tags WHERE key = ? AND value = ?)"]
-                         * len(tags))
-    params: list = [p for pair in tags for p in pair]
-    if status:
-        where += " AND status = ?"
-        params.append(status)
-    conn = db.conn
-    total = conn.execute(f"SELECT COUNT(*) FROM sessions WHERE {where}", params).fetchone()[0]
-    cursor = conn.execute(f"{_SESSION_SELECT} WHERE {where} ORDER BY started_at DESC, session_id "
-                          f"LIMIT ? OFFSET ?", [*params, limit, offset])
-    return _rows(cursor, SESSION_COLUMNS), total
 
 
 SCORE_COLUMNS = ("score_id", "session_id", "name", "value", "comment", "created_at")

@@ -2,7 +2,7 @@ from flask import Blueprint, request
 
 from obsctl.models.sessions import Score, ScoreInput, SessionDeleted, SessionDetail, SessionList, SessionTags
 from obsctl.services import sessions as service
-from obsctl.services.sessions import housekeeping
+from obsctl.services.sessions import filters, housekeeping
 from obsctl.vocabulary import SESSION_STATUSES
 from obsctl.web.http import bool_arg, get_store, int_arg, json_body, json_response
 from obsctl.web.openapi_util import (
@@ -28,12 +28,18 @@ def start_background(app):
 
 @blueprint.get("/sessions")
 def list_sessions():
+    args = request.args
     return json_response(service.list_sessions(
         get_store(),
-        status=request.args.get("status"),  # empty is invalid, not "no filter"
+        status=args.get("status"),  # empty is invalid, not "no filter"
         limit=int_arg("limit"),
         offset=int_arg("offset"),
-        tag=request.args.getlist("tag") or None,
+        cursor=args.get("cursor"),
+        sort=args.get("sort"),
+        has_errors=bool_arg("has_errors", None),
+        since=args.get("since"), from_=args.get("from"), to=args.get("to"),
+        **{name: int_arg(name) for name in filters.RANGE_PARAMS},
+        **{name: args.getlist(name) or None for name in filters.LIST_PARAMS},
     ))
 
 
@@ -57,6 +63,10 @@ def score_session(session_id: str):
     return json_response(housekeeping.score_session(get_store(), session_id, json_body()), 201)
 
 
+_PAIR = "^[A-Za-z0-9_.-]{1,64}[:=]"
+_LIST_ITEMS = {"tag": {"type": "string", "pattern": _PAIR + "[^\\u0000]{1,256}$"},
+               "metadata": {"type": "string", "pattern": _PAIR + "[^\\u0000]{0,256}$"}}
+
 OPENAPI_MODELS = (SessionList, Score, ScoreInput, SessionTags, SessionDeleted)
 
 OPENAPI_PATHS = {
@@ -67,10 +77,21 @@ OPENAPI_PATHS = {
             params=[
                 query_param("status", {"type": "string", "enum": list(SESSION_STATUSES)}),
                 int_query_param(service.LIMIT, "Page size"),
-                int_query_param(service.OFFSET, "Sessions to skip"),
-                {**query_param("tag", {"type": "array", "items": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}[:=][^\\u0000]{1,256}$"}},
-                               "key:value; only sessions with this tag (repeat: every one of them)"),
-                 "style": "form", "explode": True},
+                int_query_param(service.OFFSET, "Sessions to skip (not with cursor)"),
+                query_param("cursor", {"type": "string"}, "The `next` of the previous page: the page after it"),
+                query_param("sort", {"type": "string", "enum": filters.sort_choices(), "default": filters.DEFAULT_SORT},
+                            "Sort key; a leading - puts the largest (newest) first"),
+                query_param("has_errors", {"type": "boolean"},
+                            "true: only sessions with an error event; false: only those without"),
+                query_param("since", {"type": "string"}, "Started at or after: an age (30m, 2h, 7d) or an ISO 8601 time"),
+                query_param("from", {"type": "string", "format": "date-time"}, "Started at or after (instead of since)"),
+                query_param("to", {"type": "string", "format": "date-time"}, "Started before"),
+                *(int_query_param(param, f"{'At least' if name.startswith('min') else 'At most'} this many "
+                                  f"{name.split('_', 1)[1]} (tokens: in + out)")
+                  for name, param in filters.RANGE_PARAMS.items()),
+                *({**query_param(name, {"type": "array", "items": _LIST_ITEMS.get(name, {"type": "string", "minLength": 1})},
+                                 text),
+                   "style": "form", "explode": True} for name, text in filters.LIST_PARAMS.items()),
             ],
             ok=json_content(ref(SessionList)),
             errors=error_responses(400),

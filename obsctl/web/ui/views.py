@@ -9,7 +9,6 @@ from flask import Blueprint, Response, current_app, redirect, render_template, r
 from werkzeug.exceptions import HTTPException
 
 from obsctl.errors import InvalidInput, NotFound, ObsctlError, StorageError
-from obsctl.params import IntParam
 from obsctl.services import alerts as alert_service
 from obsctl.services import dashboard as dashboard_service
 from obsctl.services import postmortem as postmortem_service
@@ -22,6 +21,7 @@ from obsctl.services.alerts import rules as alert_rules
 from obsctl.services.pricing import pricer_for
 from obsctl.services.sessions.compare import compare_sessions
 from obsctl.services.sessions.export import export_session
+from obsctl.services.sessions.filters import sort_choices
 from obsctl.services.sessions.summary import session_summary
 from obsctl.services.sla.summary import sla_summary
 from obsctl.vocabulary import SESSION_STATUSES
@@ -38,7 +38,6 @@ blueprint = Blueprint("dashboard", __name__, template_folder="templates", static
 PAGE_SIZE = 50
 # A session page shows this many events; the export has them all.
 SHOWN_EVENTS = 1000
-PAGE = IntParam("page", 1, 100_000, default=1)
 
 NAV = (
     ("overview", "Overview"),
@@ -108,13 +107,6 @@ def _http_error(exc: HTTPException):
     return _error_page(exc.code or 500, exc.description or exc.name)
 
 
-def _page_number() -> int:
-    raw = request.args.get("page") or "1"
-    if not raw.isdigit():
-        raise InvalidInput(f"page must be a whole number, got {raw[:40]!r}")
-    return PAGE.check(int(raw))
-
-
 # -- access -------------------------------------------------------------------------------
 
 @blueprint.route("/ui/login", methods=["GET", "POST"])
@@ -148,15 +140,43 @@ def overview():
                            windows=list(dashboard_service.WINDOWS))
 
 
+# The session list's form fields: one value each in the form, repeatable in a URL.
+_SESSION_FIELDS = ("agent", "model", "tool", "error_type", "tag", "metadata")
+_SESSION_TEXTS = ("status", "since", "from", "to", "min_tokens", "max_tokens", "has_errors", "sort")
+
+
 @blueprint.get("/ui/sessions")
 def sessions():
-    status = request.args.get("status") or None
-    page = _page_number()
-    listing = session_service.list_sessions(get_store(), status=status, limit=PAGE_SIZE,
-                                            offset=(page - 1) * PAGE_SIZE)
-    pages = max(1, -(-listing["total"] // PAGE_SIZE))
-    return render_template("sessions.html", page="sessions", listing=listing, status=status,
-                           statuses=SESSION_STATUSES, number=page, pages=pages)
+    # An empty form field is no filter (the API refuses an empty value).
+    query = {name: [v for v in request.args.getlist(name) if v] for name in _SESSION_FIELDS}
+    query.update({name: request.args.get(name) or None for name in _SESSION_TEXTS})
+    query = {k: v for k, v in query.items() if v}
+    given = {k: query.get(k) for k in _SESSION_FIELDS}
+    given.update(status=query.get("status"), since=query.get("since"), from_=query.get("from"),
+                 to=query.get("to"), sort=query.get("sort"), has_errors=_yes_no(query.get("has_errors")),
+                 **{name: _whole(name, query.get(name)) for name in ("min_tokens", "max_tokens")})
+    listing = session_service.list_sessions(get_store(), limit=PAGE_SIZE, cursor=request.args.get("cursor") or None,
+                                            **given)
+    first = url_for("dashboard.sessions", **query)
+    more = url_for("dashboard.sessions", **query, cursor=listing["next"]) if listing["next"] else None
+    form = {k: v[0] if isinstance(v, list) else v for k, v in query.items()}  # what the fields show
+    return render_template("sessions.html", page="sessions", listing=listing, form=form,
+                           statuses=SESSION_STATUSES, sorts=sort_choices(), first=first, more=more,
+                           paged="cursor" in request.args)
+
+
+def _yes_no(text: str | None) -> bool | None:
+    if text in (None, "yes", "no"):
+        return None if text is None else text == "yes"
+    raise InvalidInput(f"has_errors must be yes or no; got {text[:40]!r}")
+
+
+def _whole(name: str, text: str | None) -> int | None:
+    if text is None:
+        return None
+    if not text.isdigit():
+        raise InvalidInput(f"{name} must be a whole number, got {text[:40]!r}")
+    return int(text)
 
 
 @blueprint.get("/ui/sessions/<path:session_id>")

@@ -210,7 +210,8 @@ def test_the_retry_form_needs_the_csrf_token_and_refuses_what_cannot_be_retried(
     assert missing.status_code == 404 and "delivery &#39;msg_nope&#39; not found" in missing.get_data(as_text=True)
 
 
-@pytest.mark.parametrize("path", ["/ui/sessions?page=0", "/ui/sessions?page=x", "/ui/sessions?status=nope",
+@pytest.mark.parametrize("path", ["/ui/sessions?cursor=x", "/ui/sessions?sort=size", "/ui/sessions?status=nope",
+                                  "/ui/sessions?min_tokens=9&max_tokens=1", "/ui/sessions?since=yesterday",
                                   "/?window=7d"])
 def test_a_bad_query_is_a_400_page(client, path):
     r = client.get(path)
@@ -220,3 +221,26 @@ def test_a_bad_query_is_a_400_page(client, path):
 def test_unknown_api_routes_stay_json_404(client):
     r = client.get("/nope")
     assert r.status_code == 404 and r.json == {"error": "not found: no such route"}
+
+
+def test_the_sessions_form_filters_and_pages_with_the_cursor(client, store):
+    # 60 sessions: even ones of agent "even" (30), odd ones with a gpt-4o call; 50 a page.
+    ingest_events(store, [
+        event(f"s{i:02d}", "session_start", agent_name="even" if i % 2 == 0 else "odd",
+              timestamp=f"2026-04-01T00:{i:02d}:00Z") for i in range(60)
+    ] + [event(f"s{i:02d}", model="gpt-4o", tokens_in=i, tokens_out=0, timestamp=f"2026-04-01T00:{i:02d}:01Z")
+         for i in range(1, 60, 2)])
+    # An empty form field is no filter; the fields show what was asked for.
+    page = client.get("/ui/sessions?agent=even&model=&tool=&sort=start").get_data(as_text=True)
+    assert "30 sessions match" in page and 'value="even"' in page and 'value="start" selected' in page
+    assert "Next page" not in page
+    first = client.get("/ui/sessions").get_data(as_text=True)
+    assert "60 sessions match" in first and "50 shown" in first and "First page" not in first
+    link = re.search(r'<a rel="next" href="([^"]+)">Next page</a>', first).group(1).replace("&amp;", "&")
+    second = client.get(link).get_data(as_text=True)
+    # newest first: s59 .. s10 on the first page, s09 .. s00 on the second
+    assert "10 shown" in second and ">s09<" in second and ">s00<" in second and ">s10<" not in second
+    assert "First page" in second and "Next page" not in second
+    tokens = client.get("/ui/sessions?model=gpt-4o&sort=-tokens&max_tokens=9").get_data(as_text=True)
+    assert "5 sessions match" in tokens  # s01, s03, s05, s07, s09
+    assert tokens.index(">s09<") < tokens.index(">s01<")

@@ -3,6 +3,8 @@ what they print on the database itself, errors included."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 
@@ -10,6 +12,13 @@ import pytest
     ("sessions", "list"),
     ("sessions", "list", "--json"),
     ("sessions", "list", "--status", "error", "--limit", "3", "--offset", "1", "--json"),
+    ("sessions", "list", "--agent", "support-bot", "--agent", "research-agent", "--tool", "web_search",
+     "--min-tokens", "1", "--max-tokens", "100000", "--sort=-tokens", "--json"),
+    ("sessions", "list", "--model", "gpt-4o", "--model", "gpt-4o-mini", "--tool", "crm_lookup", "--json"),
+    ("sessions", "list", "--has-errors", "--error-type", "rate_limit", "--error-type", "tool_error",
+     "--since", "30d", "--sort", "duration", "--json"),
+    ("sessions", "list", "--metadata", "channel=chat", "--no-errors", "--sort", "-errors", "--json"),
+    ("sessions", "list", "--limit", "2", "--sort", "tokens"),
     ("sessions", "show", "support-004"),
     ("sessions", "show", "support-004", "--json"),
     ("explain", "support-004"),
@@ -20,6 +29,8 @@ import pytest
 def test_reads_print_the_same(remote, args):
     result = remote.same(*args)
     assert result.exit_code == 0 and result.stdout
+    if "list" in args and "--json" in args:  # each filter case keeps some sessions, not all 12
+        assert 0 < json.loads(result.stdout)["total"] <= 12
 
 
 @pytest.mark.parametrize("args", [
@@ -38,6 +49,8 @@ def test_documents_differ_only_in_when_they_were_made(remote, args):
     ("export", "no-such-session"),
     ("compare", "support-001", "no-such-session"),
     ("sessions", "list", "--limit", "0"),
+    ("sessions", "list", "--cursor", "WyJ0b2tlbnMiLGZhbHNlLDEsInMiXQ"),
+    ("sessions", "list", "--sort", "cost"),
 ])
 def test_errors_are_the_same_message_and_exit_code(remote, args):
     result = remote.same(*args)
@@ -51,3 +64,13 @@ def test_export_to_a_file_writes_the_servers_document(remote, tmp_path):
     assert result.exit_code == 0, result.output
     assert there.read_bytes() == local.read_bytes()
     assert f"to {there}" in result.stderr
+
+
+def test_a_cursor_pages_the_same_through_a_server(remote):
+    first = json.loads(remote.local("sessions", "list", "--sort=-tokens", "--limit", "5", "--json").stdout)
+    args = ("sessions", "list", "--sort=-tokens", "--limit", "5", "--cursor", first["next"], "--json")
+    result = remote.same(*args)
+    assert result.exit_code == 0
+    second = json.loads(result.stdout)
+    assert not {s["session_id"] for s in first["sessions"]} & {s["session_id"] for s in second["sessions"]}
+    assert second["total"] == first["total"] == 12

@@ -149,7 +149,7 @@ def test_list_filters_on_every_tag_given(db):
     assert [s["session_id"] for s in list_sessions(db, tag=["team:support"])["sessions"]] == ["d", "a"]
     both = list_sessions(db, tag=["team:support", "tier=gold"])
     assert (both["total"], [s["session_id"] for s in both["sessions"]]) == (1, ["d"])
-    assert list_sessions(db, tag="team:nobody") == {"sessions": [], "total": 0}
+    assert list_sessions(db, tag="team:nobody") == {"sessions": [], "total": 0, "next": None}
     page = list_sessions(db, tag=["team:support"], limit=1, offset=1, status="completed")
     assert (page["total"], [s["session_id"] for s in page["sessions"]]) == (2, ["a"])
     with pytest.raises(InvalidInput, match="tag must be key:value"):
