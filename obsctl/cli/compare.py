@@ -12,6 +12,7 @@ from obsctl.cli.output import (
     Styled,
     console,
     fmt_number,
+    fmt_usd,
     plain_table,
     rich_cell,
     show,
@@ -25,6 +26,7 @@ _LABELS = {
     "error_count": "errors",
     "total_processing_ms": "processing ms",
     "avg_event_duration_ms": "avg event ms",
+    "cost_usd": "cost USD",
 }
 
 
@@ -37,8 +39,9 @@ def compare_command(
 ) -> None:
     """Compare session B against baseline session A.
 
-    Tokens, events, errors and processing time with absolute and percent deltas (negative
-    means B used less), and the models, event types and tools of each.
+    Tokens, events, errors, processing time and cost (USD, from the costs stored at ingest;
+    no delta when either session has no priced call) with absolute and percent deltas
+    (negative means B used less), and the models, event types and tools of each.
 
     Piped output is tab-separated: metric, A, B, delta, percent.
 
@@ -59,7 +62,8 @@ def _coloured(text: str, value) -> Styled:
 def _plain(data: dict) -> None:
     a, b = data["session_a"], data["session_b"]
     plain_table(["metric", "a", "b", "delta", "percent"], [
-        [key, a[key], b[key], d["absolute"], d["percent"]] for key, d in data["deltas"].items()
+        [key, a[key], b[key], *((d["absolute"], d["percent"]) if d else (None, None))]
+        for key, d in data["deltas"].items()
     ])
 
 
@@ -81,9 +85,12 @@ def _render(data: dict) -> None:
     row("status", a["status"], b["status"], "", "")
     row("duration ms", a["session_duration_ms"], b["session_duration_ms"], "", "")
     for key, d in deltas.items():
-        absolute = ("+" if d["absolute"] > 0 else "") + fmt_number(d["absolute"])
+        shown = fmt_usd if key == "cost_usd" else fmt_number
+        d = d or {"absolute": None, "percent": None}
+        absolute = MISSING if d["absolute"] is None else ("+" if d["absolute"] > 0 else "") + shown(d["absolute"])
         percent = MISSING if d["percent"] is None else f"{d['percent']:+.2f}%"
-        row(_LABELS[key], a[key], b[key], _coloured(absolute, d["absolute"]),
+        row(_LABELS[key], shown(a[key]) if key == "cost_usd" else a[key],
+            shown(b[key]) if key == "cost_usd" else b[key], _coloured(absolute, d["absolute"]),
             _coloured(percent, d["percent"]))
     out.print(table)
 

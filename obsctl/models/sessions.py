@@ -74,6 +74,9 @@ class SessionSummary(Struct):
     total_tokens: int
     event_count: int
     error_count: int
+    cost_usd: Annotated[float | None, Meta(
+        description="USD, the sum of the priced calls' costs; null when no call was priced")]
+    unpriced_calls: Annotated[int, Meta(description="Calls that used tokens of a model without a known price")]
     total_processing_ms: Annotated[float, Meta(description="Sum of the events' duration_ms")]
     avg_event_duration_ms: Annotated[float, Meta(
         description="Mean over events that have a duration; 0 if none")]
@@ -99,6 +102,7 @@ class SessionDeltas(Struct):
     error_count: Delta
     total_processing_ms: Delta
     avg_event_duration_ms: Delta
+    cost_usd: Annotated[Delta | None, Meta(description="USD; null when either session has no priced call")]
 
 
 class SharedValues(Struct):
@@ -139,6 +143,8 @@ class Event(Struct, omit_defaults=True):
     tokens_in: int | None = None
     tokens_out: int | None = None
     duration_ms: float | None = None
+    cost_usd: Annotated[float | None, Meta(
+        description="USD, computed at ingest; null without tokens or without a known price")] = None
     input_data: JsonObject | None = None
     output_data: JsonObject | None = None
     tool_call: JsonObject | None = None
@@ -206,6 +212,11 @@ class Session(Struct, omit_defaults=True):
     metadata: JsonObject | None = None
     event_count: int | UnsetType = UNSET
     error_count: int | UnsetType = UNSET
+    cost_usd: Annotated[float | None, Meta(
+        description="USD, the sum of the priced calls' costs (computed at ingest); null when no call "
+                    "was priced")] | UnsetType = UNSET
+    unpriced_calls: Annotated[int, Meta(
+        description="Calls that used tokens of a model without a known price (not in cost_usd)")] | UnsetType = UNSET
     tags: Annotated[dict[TagKey, str], Meta(description="key -> value")] | UnsetType = UNSET
 
 

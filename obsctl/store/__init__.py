@@ -55,6 +55,9 @@ class Store(Protocol):
 
     backend: str
     readonly: bool
+    # The price table that costs ingested events, and its overrides file (services/pricing.py).
+    pricer: Any
+    prices_path: Path | None
 
     alerts: AlertsRepository
     analytics: AnalyticsRepository

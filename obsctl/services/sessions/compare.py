@@ -22,6 +22,15 @@ DELTA_FIELDS = {
 }
 
 
+def cost_delta(a: float | None, b: float | None) -> dict | None:
+    """B's cost relative to A's (8 decimals); None when either has no priced call."""
+    if a is None or b is None:
+        return None
+    found = delta(a, b)
+    found["absolute"] = round(b - a, 8)
+    return found
+
+
 def delta(a: float, b: float) -> dict:
     """B relative to A: `absolute` = B - A; `percent` = (B - A) / A x 100, null when A is 0."""
     absolute = b - a
@@ -54,7 +63,8 @@ def compare_sessions(store: Store, session_a: str, session_b: str) -> dict:
         "compared_at": now_iso(),
         "session_a": a,
         "session_b": b,
-        "deltas": {key: delta(a[f], b[f]) for key, f in DELTA_FIELDS.items()},
+        "deltas": {**{key: delta(a[f], b[f]) for key, f in DELTA_FIELDS.items()},
+                   "cost_usd": cost_delta(a["cost_usd"], b["cost_usd"])},
         "shared": {
             "event_types": sorted(a["event_types"].keys() & b["event_types"].keys()),
             "tools": sorted(a["tools"].keys() & b["tools"].keys()),
