@@ -86,11 +86,9 @@ def fmt_number(value: Any, digits: int | None = 2) -> str:
 def fmt_usd(value: float | None) -> str:
     """A cost in USD for people: cents from $1 up, 4 decimals from a cent, 6 below
     (`$12.34`, `$0.0250`, `$0.000375`); MISSING for none (unpriced)."""
-    if value is None:
-        return MISSING
-    size = abs(value)
-    digits = 2 if size >= 1 or size == 0 else 4 if size >= 0.01 else 6
-    return f"{'-' if value < 0 else ''}${size:,.{digits}f}"
+    from obsctl.services.pricing import format_usd
+
+    return MISSING if value is None else format_usd(value)
 
 
 def fmt_percent(value: float | None) -> str:

@@ -97,6 +97,14 @@ def usd(value: float | None) -> float | None:
     return None if value is None else round(value, 8)
 
 
+def format_usd(value: float) -> str:
+    """A cost for people: cents from $1 up, 4 decimals from a cent, 6 below (`$12.34`,
+    `$0.0250`, `$0.000375`)."""
+    size = abs(value)
+    digits = 2 if size >= 1 or size == 0 else 4 if size >= 0.01 else 6
+    return f"{'-' if value < 0 else ''}${size:,.{digits}f}"
+
+
 def pricer_for(settings) -> Pricer:
     """The pricer of a Settings object (`OBSCTL_PRICES` overrides when set)."""
     return Pricer(getattr(settings, "prices_path", None))
