@@ -114,6 +114,13 @@ class AnalyticsRepository(Protocol):
     def hourly_counts(self) -> list[tuple]:
         """(hour 0-23 UTC, event count) for the hours that have events."""
 
+    def cost_by_agent_day(self) -> list[tuple]:
+        """(agent_name, start day, cost_usd or None, unpriced calls, sessions) of every group."""
+
+    def cost_by_model(self) -> list[tuple]:
+        """(model or None, cost_usd or None, unpriced calls, calls) over the calls that used
+        tokens, most cost first, unpriced models last."""
+
 
 class EventsRepository(Protocol):
     """Events across sessions: in bulk (the export) and in arrival order (the follow)."""
