@@ -7,7 +7,17 @@ import typer
 from obsctl.cli import completion, output
 from obsctl.cli.base import EXIT_USAGE, ObsTyper, error, notice, run
 from obsctl.cli.options import checked, int_option
-from obsctl.cli.output import MISSING, JsonFlag, Styled, console, fmt_number, fmt_usd, render_table, rich_cell, show
+from obsctl.cli.output import (
+    MISSING,
+    JsonFlag,
+    Styled,
+    console,
+    fmt_number,
+    fmt_usd,
+    render_table,
+    rich_cell,
+    show,
+)
 from obsctl.services import sessions as service
 from obsctl.services.sessions import housekeeping
 from obsctl.services.sessions.fields import tool_parts

@@ -188,9 +188,8 @@ class MetricsRepository(Protocol):
                          rank: int) -> float | None:
         """The `rank`-th smallest duration_ms (1-based) among the window's events that have one."""
 
-    def tokens_by_model(self, since: str, until: str | None,
-                        agent: str | None) -> list[tuple[str, int, int]]:
-        """(model, tokens_in, tokens_out) summed per model over the window's events with a model."""
+    def window_cost(self, since: str, until: str | None, agent: str | None) -> float | None:
+        """The USD cost stored with the window's events (None when none of them was priced)."""
 
     def sessions_started(self, since: str, until: str | None, agent: str | None) -> int:
         """Sessions whose started_at is in the window."""
@@ -258,12 +257,8 @@ class ScorecardsRepository(Protocol):
     def session_totals(self, since: str, until: str, agent: str | None = None) -> dict:
         """{group: (sessions, error_sessions, completed_sessions)}."""
 
-    def model_names(self) -> list[str]:
-        """Every model name stored so far."""
-
-    def event_totals(self, since: str, until: str, agent: str | None,
-                     prices: dict[str, tuple[float, float] | None]) -> tuple[dict, dict]:
-        """Per group: (events, error_events, timed_events, tokens, cost), and unpriced models' tokens."""
+    def event_totals(self, since: str, until: str, agent: str | None) -> dict:
+        """Per group: (events, error_events, timed_events, tokens, stored cost or None)."""
 
     def duration_percentiles(self, since: str, until: str, agent: str | None,
                              counts: dict) -> dict:

@@ -39,22 +39,17 @@ def _window(days: int, at: datetime | None) -> tuple[datetime, str, str]:
     return start, format_ts(start), format_ts(until)
 
 
-def _collect(store: Store, since: str, until: str, pricer: Pricer,
-             agent: str | None = None) -> dict[Any, AgentTotals]:
-    """AgentTotals per agent (agent None) or per day index of one agent."""
+def _collect(store: Store, since: str, until: str, agent: str | None = None) -> dict[Any, AgentTotals]:
+    """AgentTotals per agent (agent None) or per day index of one agent; costs are the ones
+    stored at ingest."""
     with store.read_snapshot():
-        prices = {model: _per_token(pricer, model) for model in store.scorecards.model_names()}
         sessions = store.scorecards.session_totals(since, until, agent)
-        events, unlisted = store.scorecards.event_totals(since, until, agent, prices)
+        events = store.scorecards.event_totals(since, until, agent)
         percentiles = store.scorecards.duration_percentiles(since, until, agent,
                                                  {g: row[2] for g, row in events.items()})
     totals = {}
     for group, (count, error_sessions, completed) in sessions.items():
         n_events, n_errors, timed, tokens, cost = events.get(group, (0, 0, 0, 0, None))
-        for model, (tokens_in, tokens_out) in unlisted.get(group, {}).items():
-            extra = pricer.cost(model, tokens_in, tokens_out)
-            if extra is not None:
-                cost = (cost or 0.0) + extra
         p50, p95 = percentiles.get(group, (None, None))
         totals[group] = AgentTotals(
             sessions=count, error_sessions=error_sessions, completed_sessions=completed,
@@ -63,11 +58,6 @@ def _collect(store: Store, since: str, until: str, pricer: Pricer,
             tokens=tokens, cost=cost,
         )
     return totals
-
-
-def _per_token(pricer: Pricer, model: str) -> tuple[float, float] | None:
-    price = pricer.price(model)
-    return None if price is None else (price.input_per_token, price.output_per_token)
 
 
 def _card(agent: str, totals: AgentTotals, scored: dict, days: int) -> dict:
@@ -94,7 +84,7 @@ def list_scorecards(store: Store, settings, *, days: Any = None,
     days = check_days(days)
     _, since, until = _window(days, at)
     pricer = pricer_for(settings)
-    fleet = _collect(store, since, until, pricer)
+    fleet = _collect(store, since, until)
     ref = fleet_reference(list(fleet.values()))
     regressions = open_regressions(store, pricer, since, until)
     cards = [_card(agent, t, score(t, ref, regressions.get(agent, [])), days) for agent, t in fleet.items()]
@@ -113,7 +103,7 @@ def get_scorecard(store: Store, settings, agent: str, *, days: Any = None,
     days = check_days(days)
     start, since, until = _window(days, at)
     pricer = pricer_for(settings)
-    fleet = _collect(store, since, until, pricer)
+    fleet = _collect(store, since, until)
     if agent not in fleet:
         raise NotFound(no_sessions_message(agent, days))
     ref = fleet_reference(list(fleet.values()))
@@ -122,15 +112,14 @@ def get_scorecard(store: Store, settings, agent: str, *, days: Any = None,
     scored = score(totals, ref, regressions)
     card = _card(agent, totals, scored, days)
     card.update(since=since, until=until, fleet_agents=ref.agents, breakdown=scored["breakdown"],
-                trend=_trend(store, agent, start, since, until, days, ref, pricer),
+                trend=_trend(store, agent, start, since, until, days, ref),
                 changes=[{"change_id": c["change_id"], "changed_at": c["changed_at"], "title": c["title"],
                           "metrics": c["metrics"]} for c in regressions])
     return card
 
 
-def _trend(store, agent: str, start: datetime, since: str, until: str, days: int, ref,
-           pricer: Pricer) -> list[dict]:
-    daily = _collect(store, since, until, pricer, agent)
+def _trend(store, agent: str, start: datetime, since: str, until: str, days: int, ref) -> list[dict]:
+    daily = _collect(store, since, until, agent)
     day_ref = ref.per_day(days)
     points = []
     for i in range(days):
