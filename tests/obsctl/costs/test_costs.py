@@ -134,3 +134,23 @@ def test_a_bad_prices_file_stops_ingest_with_its_message_and_reads_still_work(db
     result = cli("ingest", "-", input=json.dumps(event("s1", model="gpt-4o", tokens_in=1)), env=env)
     assert result.exit_code == 1 and "OBSCTL_PRICES file" in result.stderr and "is not valid JSON" in result.stderr
     assert cli("sessions", "list", "--json", env=env).exit_code == 0
+
+
+def test_a_database_from_before_costs_counts_its_calls_unpriced_until_reprice(tmp_path):
+    from tests.obsctl.ingest.test_ingest_tool_aliases import ALIAS_CASES, SDK_SESSION, _old_database, load
+
+    old = _old_database(tmp_path / "old.db")  # migrated from before m006 to today, m021 included
+    fresh = open_db(tmp_path / "fresh.db")
+    for path in (SDK_SESSION, ALIAS_CASES):
+        ingest_events(fresh, load(path))
+    costs = "SELECT session_id, cost_usd, unpriced_calls FROM sessions ORDER BY 1"
+    calls = dict(fresh.conn.execute(
+        "SELECT session_id, COUNT(*) FROM events WHERE COALESCE(tokens_in, 0) + COALESCE(tokens_out, 0) > 0 "
+        "GROUP BY 1").fetchall())
+    # Stored before costs were: every call that used tokens is unpriced, and the table says so.
+    assert old.conn.execute(costs).fetchall() == [(s, None, calls.get(s, 0)) for s, _, _ in
+                                                  fresh.conn.execute(costs).fetchall()]
+    assert db_info(old, "x", check=False)["prices"]["prices"] == "none"
+    reprice(old)
+    assert old.conn.execute(costs).fetchall() == fresh.conn.execute(costs).fetchall()
+    assert db_info(old, "x", check=False)["prices"]["mixed"] is False
