@@ -30,6 +30,7 @@ from obsctl.store.repositories import (
     AlertsRepository,
     AnalyticsRepository,
     ChangesRepository,
+    CostsRepository,
     DashboardRepository,
     EventsRepository,
     IngestRepository,
@@ -62,6 +63,7 @@ class Store(Protocol):
     alerts: AlertsRepository
     analytics: AnalyticsRepository
     changes: ChangesRepository
+    costs: CostsRepository
     dashboard: DashboardRepository
     events: EventsRepository
     ingest: IngestRepository

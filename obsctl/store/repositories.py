@@ -137,6 +137,26 @@ class EventsRepository(Protocol):
         """The position of the last stored event, and the last `count` selected events."""
 
 
+class CostsRepository(Protocol):
+    """The price table of the stored costs, and costing the stored events again."""
+
+    def price_table(self) -> dict | None:
+        """{prices, mixed, updated_at, repriced_at}; None before any event was costed."""
+
+    def stored_models(self) -> list[str]:
+        """The models named by stored events, in order."""
+
+    def set_model_costs(self, model: str, input_per_token: float | None,
+                        output_per_token: float | None) -> int:
+        """Recost the events of `model` (NULL when its prices are None); returns how many."""
+
+    def recount_session_costs(self) -> int:
+        """Every session's cost_usd and unpriced_calls again from its events; returns how many."""
+
+    def mark_repriced(self, prices: str) -> None:
+        """Every stored cost now comes from the price table `prices`."""
+
+
 class IngestRepository(Protocol):
     """Writing events and maintaining session totals (one transaction per batch)."""
 
@@ -152,6 +172,7 @@ class IngestRepository(Protocol):
         totals: dict[tuple, list],
         *,
         skip_existing: bool = False,
+        prices: str | None = None,
     ) -> int:
         """Write one validated batch; returns how many event rows were inserted."""
 

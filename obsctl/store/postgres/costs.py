@@ -41,12 +41,9 @@ def recount_session_costs(conn: psycopg.Connection) -> int:
     return conn.execute(_SESSION_COSTS).rowcount
 
 
-def recount_costs_of(conn: psycopg.Connection, session_ids: list[str]) -> None:
-    """cost_usd and unpriced_calls of some sessions again from their events."""
-    recount_costs(conn, session_ids)
-
-
-def recount_costs(conn: psycopg.Connection, session_ids) -> None:
+def recount_costs(conn: psycopg.Connection, session_ids: list[str]) -> None:
+    """cost_usd and unpriced_calls of some sessions again from their events (within the
+    writing transaction: OTLP trace moves and usage retraction)."""
     conn.execute(_SESSION_COSTS + " WHERE session_id = ANY(%s)", [list(session_ids)])
 
 

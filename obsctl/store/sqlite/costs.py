@@ -43,12 +43,9 @@ def recount_session_costs(db: sqlite_utils.Database) -> int:
     return db.conn.execute(_SESSION_COSTS).rowcount
 
 
-def recount_costs_of(db: sqlite_utils.Database, session_ids: list[str]) -> None:
-    """cost_usd and unpriced_calls of some sessions again from their events."""
-    recount_costs(db.conn, session_ids)
-
-
-def recount_costs(conn: sqlite3.Connection, session_ids) -> None:
+def recount_costs(conn: sqlite3.Connection, session_ids: list[str]) -> None:
+    """cost_usd and unpriced_calls of some sessions again from their events (within the
+    writing transaction: OTLP trace moves and usage retraction)."""
     conn.executemany(_SESSION_COSTS + " WHERE session_id = ?", [(s,) for s in session_ids])
 
 
