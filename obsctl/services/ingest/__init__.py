@@ -139,6 +139,9 @@ def _store(store: Store, valid: Sequence[ValidEvent], batch: _Batch, pricer: Pri
     return len(batch.rows)
 
 
+_UNKNOWN = object()
+
+
 class _SomeAlreadyStored(Exception):
     pass
 
@@ -174,7 +177,8 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Ba
     An event that used tokens costs `pricer.cost(...)`; one whose model has no known price (or
     that names no model) is unpriced: its cost is NULL and its session counts it in
     `unpriced_calls`. An event without tokens costs nothing and is not counted."""
-    price_of = pricer.price  # cached per model
+    price_of = pricer.price
+    known: dict = {}  # model -> price, this batch's own cache: a dict lookup per event
     costed = False
     rows = []
     deltas: dict[str, list] = {}
@@ -193,7 +197,9 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Ba
         cost = None
         if tokens_in or tokens_out:
             costed = True
-            price = price_of(model)
+            price = known.get(model, _UNKNOWN)
+            if price is _UNKNOWN:
+                price = known[model] = price_of(model)
             if price is not None:
                 cost = (tokens_in or 0) * price.input_per_token + (tokens_out or 0) * price.output_per_token
         # A plain tuple: sqlite3 binds a tuple subclass (EventRow) item by item, about 20% slower.
