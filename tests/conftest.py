@@ -280,3 +280,20 @@ def live_server(db_url, tmp_path):
 def event(session_id: str = "s1", event_type: str = "llm_call", **fields) -> dict:
     """A minimal event dict for tests."""
     return {"session_id": session_id, "event_type": event_type, **fields}
+
+
+# Exact test prices (USD per million tokens), so hand-computed costs do not depend on the
+# genai-prices data shipped with the installed version.
+TEST_PRICES = {"gpt-4o": {"input_per_mtok": 1, "output_per_mtok": 2},
+               "big-model": {"input_per_mtok": 10, "output_per_mtok": 30}}
+
+
+def use_prices(store, directory: Path, prices: dict | None = None) -> Path:
+    """Make `store` cost what it ingests with an OBSCTL_PRICES file of `prices` (TEST_PRICES
+    by default), written in `directory`; returns the file's path."""
+    import json
+
+    path = directory / "prices.json"
+    path.write_text(json.dumps(TEST_PRICES if prices is None else prices))
+    store.prices_path, store.pricer = path, None
+    return path

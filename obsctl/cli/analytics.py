@@ -7,7 +7,7 @@ from datetime import date, timedelta
 import typer
 
 from obsctl.cli.base import run, translate_errors
-from obsctl.cli.output import MISSING, JsonFlag, console, escape, fmt_number, rich_cell, show
+from obsctl.cli.output import MISSING, JsonFlag, console, escape, fmt_number, fmt_usd, rich_cell, show
 
 CHART_DAYS = 14
 BAR_WIDTH = 40
@@ -22,14 +22,15 @@ def analytics_command(
     """Analytics across all sessions.
 
     Overview, session durations, top agents by tokens, model usage, event types, sessions
-    per day (last 90 days) and events per hour of day (UTC).
+    per day (last 90 days), events per hour of day (UTC), and costs (USD, stored at ingest)
+    per agent, per model and per day; `unpriced` counts calls of models without a known price.
 
     On a terminal: a panel, tables and a bar chart; piped (or with --json): the API's JSON.
 
     `overview.error_rate` (also named `error_session_rate`) is the percent of sessions whose
     status is error, not of events.
 
-    Example: obsctl analytics --json | jq .overview.error_session_rate
+    Example: obsctl analytics --json | jq '.costs.by_model[] | [.model, .cost_usd]'
     """
     from obsctl.services.analytics import get_analytics
 
@@ -94,6 +95,17 @@ def _render(data: dict) -> None:
     table("model usage", ["model", "calls", "tokens in", "tokens out", "avg ms"],
           [[m["model"], m["call_count"], m["total_tokens_in"], m["total_tokens_out"],
             m["avg_duration_ms"]] for m in data["model_usage"]])
+    costs = data["costs"]
+    table(f"cost per agent (total {fmt_usd(costs['total_usd'])}, {fmt_number(costs['unpriced_calls'])} unpriced calls)",
+          ["agent", "sessions", "cost", "unpriced"],
+          [[a["agent_name"], a["session_count"], fmt_usd(a["cost_usd"]), a["unpriced_calls"]]
+           for a in costs["by_agent"]])
+    table("cost per model", ["model", "calls", "cost", "unpriced"],
+          [[m["model"] or MISSING, m["call_count"], fmt_usd(m["cost_usd"]), m["unpriced_calls"]]
+           for m in costs["by_model"]])
+    table(f"cost per day (last {CHART_DAYS} days with sessions, UTC)", ["day", "sessions", "cost", "unpriced"],
+          [[d["day"], d["session_count"], fmt_usd(d["cost_usd"]), d["unpriced_calls"]]
+           for d in costs["by_day"][-CHART_DAYS:]])
     table("event types", ["event type", "count"],
           [[e["event_type"], e["count"]] for e in data["event_types"]])
 

@@ -12,6 +12,7 @@ from obsctl.cli.output import (
     Styled,
     console,
     fmt_number,
+    fmt_usd,
     plain_table,
     rich_cell,
     show,
@@ -26,6 +27,7 @@ _LABELS = {
     "total_processing_ms": "processing ms",
     "avg_event_duration_ms": "avg event ms",
     "session_duration_ms": "wall-clock ms",
+    "cost_usd": "cost USD",
 }
 
 
@@ -38,8 +40,9 @@ def compare_command(
 ) -> None:
     """Compare session B against baseline session A.
 
-    Tokens, events, errors and processing time with absolute and percent deltas (negative
-    means B used less), and the models, event types and tools of each.
+    Tokens, events, errors, processing time and cost (USD, from the costs stored at ingest;
+    no delta when either session has no priced call) with absolute and percent deltas
+    (negative means B used less), and the models, event types and tools of each.
 
     Piped output is tab-separated: metric, A, B, delta, percent.
 
@@ -65,11 +68,11 @@ def _plain(data: dict) -> None:
          for model, m in data["model_latency"].items()])
 
 
-def _delta_cells(d: dict) -> tuple:
+def _delta_cells(d: dict, shown=fmt_number) -> tuple:
     """The coloured delta and delta % cells of one Delta (dashes when unknown)."""
     if d["absolute"] is None:
         return MISSING, MISSING
-    absolute = ("+" if d["absolute"] > 0 else "") + fmt_number(d["absolute"])
+    absolute = ("+" if d["absolute"] > 0 else "") + shown(d["absolute"])
     percent = MISSING if d["percent"] is None else f"{d['percent']:+.2f}%"
     return _coloured(absolute, d["absolute"]), _coloured(percent, d["percent"])
 
@@ -91,7 +94,11 @@ def _render(data: dict) -> None:
     row("agent", a["agent_name"], b["agent_name"], "", "")
     row("status", a["status"], b["status"], "", "")
     for key, d in deltas.items():
-        row(_LABELS[key], a[key], b[key], *_delta_cells(d))
+        if key == "cost_usd":
+            row(_LABELS[key], fmt_usd(a[key]) if a[key] is not None else None,
+                fmt_usd(b[key]) if b[key] is not None else None, *_delta_cells(d, fmt_usd))
+        else:
+            row(_LABELS[key], a[key], b[key], *_delta_cells(d))
     out.print(table)
 
     latency = Table(header_style="bold", title="models (A / B)")

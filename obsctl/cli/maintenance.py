@@ -23,7 +23,7 @@ from obsctl.errors import InvalidInput
 from obsctl.services import maintenance as service
 from obsctl.text import plural
 
-db_app = ObsTyper(help="Database tools: info, backup, copy.\n\nExample: obsctl db backup /backups/obsctl-today.db")
+db_app = ObsTyper(help="Database tools: info, backup, copy, reprice.\n\nExample: obsctl db backup /backups/obsctl-today.db")
 
 
 def _check_age(text: str) -> str:
@@ -91,10 +91,48 @@ def _print_info(info: dict, plain: bool = False) -> None:
         ("schema version", info["schema_version"]),
         *engine,
         ("integrity", check),
+        ("prices", _prices_line(info.get("prices"))),
     ] + [(f"rows: {table}", count) for table, count in info["tables"].items()]
+    _print_lines(lines, plain)
+
+
+def _print_lines(lines: list[tuple], plain: bool) -> None:
+    """Aligned `key  value` lines on a terminal; `key<TAB>value` lines when piped."""
     width = max(len(k) for k, _ in lines)
     for key, value in lines:
         print(f"{tsv_field(key)}\t{tsv_field(value)}" if plain else f"{key:<{width}}  {value}")
+
+
+def _prices_line(table: dict | None) -> str:
+    if table is None:
+        return "no cost stored yet"
+    line = table["prices"]
+    if table["mixed"]:
+        line += " (some costs came from another price table: run obsctl db reprice)"
+    return line
+
+
+@db_app.command("reprice")
+def reprice_command(ctx: typer.Context, json_: JsonFlag = False) -> None:
+    """Cost every stored event and session again with the current price table.
+
+    Costs are computed at ingest with genai-prices' bundled prices and the OBSCTL_PRICES
+    overrides file. After upgrading obsctl (new genai-prices data), editing that file, or
+    upgrading a database that holds events from before costs were stored, run this so every
+    cost comes from the same table (`obsctl db info` says when they do not). Calls of models
+    without a known price stay unpriced. With --url the server uses its own OBSCTL_PRICES.
+
+    Example: OBSCTL_PRICES=prices.json obsctl db reprice
+    """
+    result = run(ctx, service.reprice, opening="existing")
+    show(result, json_, _print_reprice, plain=lambda r: _print_reprice(r, plain=True))
+
+
+def _print_reprice(result: dict, plain: bool = False) -> None:
+    lines = [("prices", result["prices"]), ("models priced", result["models"]),
+             ("models without a price", ", ".join(result["unpriced_models"]) or "none"),
+             ("events recosted", result["events"]), ("sessions recounted", result["sessions"])]
+    _print_lines(lines, plain)
 
 
 @db_app.command("backup")

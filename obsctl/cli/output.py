@@ -83,6 +83,14 @@ def fmt_number(value: Any, digits: int | None = 2) -> str:
     return f"{value:,.{digits}f}"
 
 
+def fmt_usd(value: float | None) -> str:
+    """A cost in USD for people: cents from $1 up, 4 decimals from a cent, 6 below
+    (`$12.34`, `$0.0250`, `$0.000375`); MISSING for none (unpriced)."""
+    from obsctl.services.pricing import format_usd
+
+    return MISSING if value is None else format_usd(value)
+
+
 def fmt_percent(value: float | None) -> str:
     """`12.50%`; MISSING for none (a rate with a zero denominator)."""
     return MISSING if value is None else f"{value:.2f}%"

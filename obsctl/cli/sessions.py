@@ -10,7 +10,17 @@ import typer
 from obsctl.cli import completion, output
 from obsctl.cli.base import EXIT_USAGE, ObsTyper, error, notice, run
 from obsctl.cli.options import checked, int_option
-from obsctl.cli.output import MISSING, JsonFlag, Styled, console, fmt_number, render_table, rich_cell, show
+from obsctl.cli.output import (
+    MISSING,
+    JsonFlag,
+    Styled,
+    console,
+    fmt_number,
+    fmt_usd,
+    render_table,
+    rich_cell,
+    show,
+)
 from obsctl.errors import InvalidInput
 from obsctl.services import sessions as service
 from obsctl.services.sessions import filters, housekeeping
@@ -79,6 +89,9 @@ def list_command(
 ) -> None:
     """List sessions, newest first, or as --sort says; every filter given must hold.
 
+    The cost column is what each session cost (USD, computed at ingest; `+N unpriced` counts
+    calls of models without a known price, which the cost leaves out).
+
     A page ends with the cursor of the next one: pass it as --cursor (with the same filters
     and sort) to go on; deep pages stay as fast as the first.
 
@@ -107,15 +120,22 @@ def _error_filter(has_errors: bool, no_errors: bool) -> bool | None:
 def _show_list(data: dict) -> None:
     rows = [
         [s["session_id"], s["agent_name"], _status(s["status"]), s["started_at"], s["event_count"],
-         s["error_count"], s["total_tokens_in"] + s["total_tokens_out"]]
+         s["error_count"], s["total_tokens_in"] + s["total_tokens_out"], cost_cell(s)]
         for s in data["sessions"]
     ]
     shown = len(rows)
     render_table(f"{shown} of {plural(data['total'], 'session')}",
-                 ["session_id", "agent", "status", "started_at", "events", "errors", "tokens"], rows,
-                 justify={"events": "right", "errors": "right", "tokens": "right"})
+                 ["session_id", "agent", "status", "started_at", "events", "errors", "tokens", "cost"], rows,
+                 justify={"events": "right", "errors": "right", "tokens": "right", "cost": "right"})
     if data["next"] and output.stdout_is_tty():  # for a person; a script reads `next` from --json
         notice(f"more: --cursor {data['next']}")
+
+
+def cost_cell(session: dict) -> str:
+    """A session's cost for people: `$0.0250`, with `+N unpriced` when some calls had no price."""
+    cost = fmt_usd(session["cost_usd"])
+    unpriced = session["unpriced_calls"]
+    return f"{cost} +{unpriced} unpriced" if unpriced else cost
 
 
 def _status(status: str) -> Styled:
@@ -149,7 +169,7 @@ def _session_panel(data: dict) -> None:
         Styled(data["session_id"], "bold"), "  agent ", Styled(data["agent_name"], "bold"), "  ",
         _status(data["status"]), f"\nstarted {data['started_at']}  ended ", data["ended_at"] or MISSING,
         f"\ntokens {data['total_tokens_in']} in / {data['total_tokens_out']} out ({tokens})  "
-        f"events {data['event_count']}  errors {data['error_count']}",
+        f"events {data['event_count']}  errors {data['error_count']}  cost {cost_cell(data)}",
     ])
     console().print(Panel(header, title="session", expand=False))
     if data["tags"]:
@@ -176,10 +196,10 @@ def _show_session(data: dict) -> None:
         tool = tool_parts(e["tool_call"])[0]
         rows.append([
             e["timestamp"], Styled(e["event_type"], "red") if e["is_error"] else e["event_type"],
-            e["model"], tool, e["tokens_in"], e["tokens_out"], e["duration_ms"],
+            e["model"], tool, e["tokens_in"], e["tokens_out"], e["duration_ms"], fmt_usd(e["cost_usd"]),
         ])
-    render_table(None, ["timestamp", "type", "model", "tool", "in", "out", "ms"], rows,
-                 justify={"in": "right", "out": "right", "ms": "right"})
+    render_table(None, ["timestamp", "type", "model", "tool", "in", "out", "ms", "cost"], rows,
+                 justify={"in": "right", "out": "right", "ms": "right", "cost": "right"})
 
 
 def _show_tree(data: dict) -> None:

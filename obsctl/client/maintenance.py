@@ -39,6 +39,11 @@ def prune(client: Client, older_than: str, *, dry_run: bool = False,
             return {**result, "complete": False}
 
 
+def reprice(client: Client) -> dict:
+    """The server costs its stored events again with its own price table (its OBSCTL_PRICES)."""
+    return client.post_json("/db/reprice", {}, idempotent=True)  # the same result however often
+
+
 def db_info(client: Client, path: Path | str | None = None, *, check: bool = True) -> dict:
     """The server's database (`path` is unused: the server names its own)."""
     return client.get_json("/db/info", {"check": "true" if check else "false"},

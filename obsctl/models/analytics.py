@@ -67,6 +67,43 @@ class HourActivity(Struct):
     event_count: Count
 
 
+Usd = Annotated[float | None, Meta(description="USD from the costs stored at ingest; null when nothing "
+                                              "in the group was priced")]
+Unpriced = Annotated[int, Meta(ge=0, description="Calls that used tokens of a model without a known price "
+                                                 "(left out of the cost)")]
+
+
+class AgentCostTotal(Struct):
+    agent_name: str
+    cost_usd: Usd
+    unpriced_calls: Unpriced
+    session_count: Count
+
+
+class ModelCostTotal(Struct):
+    model: Annotated[str | None, Meta(description="null: calls that named no model")]
+    cost_usd: Usd
+    unpriced_calls: Unpriced
+    call_count: Annotated[int, Meta(ge=0, description="Calls with tokens")]
+
+
+class DayCostTotal(Struct):
+    day: Annotated[str, Meta(description="YYYY-MM-DD (UTC), the sessions' start day")]
+    cost_usd: Usd
+    unpriced_calls: Unpriced
+    session_count: Count
+
+
+class CostTotals(Struct):
+    total_usd: Usd
+    unpriced_calls: Unpriced
+    by_agent: Annotated[list[AgentCostTotal], Meta(description="Every agent, all time, most cost first")]
+    by_model: Annotated[list[ModelCostTotal], Meta(
+        description="Every model of calls with tokens, all time, most cost first, unpriced last")]
+    by_day: Annotated[list[DayCostTotal], Meta(
+        description="Days with sessions started in the last 90 days (UTC), oldest first")]
+
+
 class Analytics(Struct):
     overview: AnalyticsOverview
     duration: Annotated[AnalyticsDuration, Meta(
@@ -81,3 +118,4 @@ class Analytics(Struct):
     hourly_activity: Annotated[list[HourActivity], Meta(
         min_length=24, max_length=24,
         description="Events per hour of day (UTC) across all time, hours 0-23")]
+    costs: Annotated[CostTotals, Meta(description="What the calls cost: per agent, per model and per day")]

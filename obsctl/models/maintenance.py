@@ -47,6 +47,26 @@ class Integrity(Struct):
     checked_at: Timestamp | None
 
 
+class PriceTable(Struct):
+    """The price table the stored costs came from"""
+
+    prices: Annotated[str, Meta(description="`genai-prices X.Y.Z`, with `+ overrides sha256:...` when "
+                                            "OBSCTL_PRICES was set; `none` for events stored before costs were")]
+    mixed: Annotated[bool, Meta(description="Some costs came from another price table: run `obsctl db reprice`")]
+    updated_at: Annotated[str, Meta(description="When costs were last written")]
+    repriced_at: Annotated[str | None, Meta(description="When `obsctl db reprice` last ran")]
+
+
+class RepriceResult(Struct):
+    """What `obsctl db reprice` (POST /db/reprice) recosted"""
+
+    prices: Annotated[str, Meta(description="The price table used (see PriceTable.prices)")]
+    models: Annotated[int, Meta(ge=0, description="Models with a known price")]
+    unpriced_models: Annotated[list[str], Meta(description="Models without a known price: their calls stay unpriced")]
+    events: Annotated[int, Meta(ge=0, description="Events of those models recosted")]
+    sessions: Annotated[int, Meta(ge=0, description="Sessions whose cost_usd and unpriced_calls were recounted")]
+
+
 class DbInfo(Struct, kw_only=True):
     """The database the server works on. SQLite answers `path` and the journal and page
     figures; PostgreSQL answers `url` (without its password), the server version, database
@@ -58,6 +78,8 @@ class DbInfo(Struct, kw_only=True):
     tables: Annotated[dict[str, int | None], Meta(
         description="Rows per table (null: uncountable in a damaged file)")]
     integrity: Integrity
+    prices: Annotated[PriceTable | None, Meta(
+        description="The price table of the stored costs; null before any cost was stored")] = None
     path: str | UnsetType = UNSET
     journal_mode: str | UnsetType = UNSET
     page_size: int | UnsetType = UNSET

@@ -77,6 +77,9 @@ class SessionSummary(Struct):
     total_tokens: int
     event_count: int
     error_count: int
+    cost_usd: Annotated[float | None, Meta(
+        description="USD, the sum of the priced calls' costs; null when no call was priced")]
+    unpriced_calls: Annotated[int, Meta(description="Calls that used tokens of a model without a known price")]
     total_processing_ms: Annotated[float, Meta(description="Sum of the events' duration_ms")]
     avg_event_duration_ms: Annotated[float, Meta(
         description="Mean over events that have a duration; 0 if none")]
@@ -110,6 +113,7 @@ class SessionDeltas(Struct):
     total_processing_ms: Delta
     avg_event_duration_ms: Delta
     session_duration_ms: Annotated[Delta, Meta(description="Wall clock: started_at to ended_at")]
+    cost_usd: Annotated[Delta, Meta(description="USD; both null when either session has no priced call")]
 
 
 class SharedValues(Struct):
@@ -152,6 +156,8 @@ class Event(Struct, omit_defaults=True):
     tokens_in: int | None = None
     tokens_out: int | None = None
     duration_ms: float | None = None
+    cost_usd: Annotated[float | None, Meta(
+        description="USD, computed at ingest; null without tokens or without a known price")] = None
     input_data: JsonObject | None = None
     output_data: JsonObject | None = None
     tool_call: JsonObject | None = None
@@ -219,6 +225,11 @@ class Session(Struct, omit_defaults=True):
     metadata: JsonObject | None = None
     event_count: int | UnsetType = UNSET
     error_count: int | UnsetType = UNSET
+    cost_usd: Annotated[float | None, Meta(
+        description="USD, the sum of the priced calls' costs (computed at ingest); null when no call "
+                    "was priced")] | UnsetType = UNSET
+    unpriced_calls: Annotated[int, Meta(
+        description="Calls that used tokens of a model without a known price (not in cost_usd)")] | UnsetType = UNSET
     tags: Annotated[dict[TagKey, str], Meta(description="key -> value")] | UnsetType = UNSET
 
 

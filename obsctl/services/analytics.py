@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from obsctl.services.pricing import usd
 from obsctl.services.rates import percent
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, now
@@ -66,6 +67,8 @@ def get_analytics(store: Store, *, at: datetime | None = None) -> dict:
         models = store.analytics.model_usage()
         types = store.analytics.event_type_counts()
         hours = dict(store.analytics.hourly_counts())
+        costs = cost_breakdown(store.analytics.cost_by_agent_day(), store.analytics.cost_by_model(),
+                               since[:10])
     return {
         "overview": overview,
         "duration": duration,
@@ -86,4 +89,37 @@ def get_analytics(store: Store, *, at: datetime | None = None) -> dict:
             for day, count, tokens in days
         ],
         "hourly_activity": [{"hour": h, "event_count": hours.get(h, 0)} for h in range(24)],
+        "costs": costs,
+    }
+
+
+def _add(total: float | None, cost: float | None) -> float | None:
+    return total if cost is None else cost if total is None else total + cost
+
+
+def cost_breakdown(agent_days: list[tuple], models: list[tuple], first: str) -> dict:
+    """The `costs` section from the stored costs (one grouped read of the sessions, one of the
+    events): all-time totals per agent and per model, and per start day of the last 90 days.
+    A cost is null when nothing in its group was priced; `unpriced_calls` counts the calls
+    that used tokens of a model without a known price (left out of the cost)."""
+    agents: dict[str, list] = {}
+    days: dict[str, list] = {}
+    total, unpriced = None, 0
+    for agent, day, cost, calls, sessions in agent_days:
+        total, unpriced = _add(total, cost), unpriced + calls
+        for key, groups in ((agent, agents), (day if day >= first else None, days)):
+            if key is None:
+                continue
+            group = groups.setdefault(key, [None, 0, 0])
+            group[0], group[1], group[2] = _add(group[0], cost), group[1] + calls, group[2] + sessions
+    by_agent = sorted(agents.items(), key=lambda kv: (kv[1][0] is None, -(kv[1][0] or 0), kv[0]))
+    return {
+        "total_usd": usd(total),
+        "unpriced_calls": unpriced,
+        "by_agent": [{"agent_name": name, "cost_usd": usd(cost), "unpriced_calls": calls,
+                      "session_count": sessions} for name, (cost, calls, sessions) in by_agent],
+        "by_model": [{"model": model, "cost_usd": usd(cost), "unpriced_calls": calls, "call_count": n}
+                     for model, cost, calls, n in models],
+        "by_day": [{"day": day, "cost_usd": usd(cost), "unpriced_calls": calls, "session_count": sessions}
+                   for day, (cost, calls, sessions) in sorted(days.items())],
     }

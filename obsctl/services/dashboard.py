@@ -26,7 +26,6 @@ from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
 from obsctl.services.analytics import get_analytics
 from obsctl.services.metrics import duration_percentile, window_cost
-from obsctl.services.pricing import pricer_for
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, now, now_iso
 
@@ -62,7 +61,6 @@ def overview(store: Store, settings, *, window: str | None = None, at: datetime 
     window = check_window(window)
     length, step = WINDOWS[window]
     at = at or now()
-    pricer = pricer_for(settings)
     analytics = get_analytics(store, at=at)
     points = []
     with store.read_snapshot():
@@ -77,13 +75,14 @@ def overview(store: Store, settings, *, window: str | None = None, at: datetime 
                 "error_rate": round(100.0 * agg["errors"] / agg["events"], 2) if agg["events"] else None,
                 "sessions": agg["sessions"],
                 "tokens": agg["tokens"],
-                "cost": _round(window_cost(store, since, until, None, pricer) if agg["events"] else None, 6),
+                "cost": _round(window_cost(store, since, until, None) if agg["events"] else None, 6),
                 "p50_ms": duration_percentile(store, since, until, None, count, 50),
                 "p95_ms": duration_percentile(store, since, until, None, count, 95),
             })
+    # The models' costs as stored at ingest (analytics' costs section).
+    costs = {m["model"]: m["cost_usd"] for m in analytics["costs"]["by_model"]}
     for model in analytics["model_usage"]:
-        model["cost"] = _round(pricer.cost(model["model"], model["total_tokens_in"],
-                                           model["total_tokens_out"]), 6)
+        model["cost"] = _round(costs.get(model["model"]), 6)
     return {"window": window, "bucket_seconds": int(step.total_seconds()), "series": points,
             "analytics": analytics}
 

@@ -116,6 +116,8 @@ def db_info(store: Store, path: Path | str, *, check: bool = True) -> dict:
     unless `check` is false, the result of the integrity check. On PostgreSQL `path` is the
     URL to show (without its password), and the size is the database's."""
     integrity = check_integrity(store) if check else skipped_check()
+    # Which price table the stored costs came from (null before any cost was stored).
+    prices = None if integrity["quick_check"] == "damaged" else store.costs.price_table()
     if store.backend != "sqlite":
         engine = store.maintenance.pragmas(None)
         return {
@@ -126,6 +128,7 @@ def db_info(store: Store, path: Path | str, *, check: bool = True) -> dict:
             "tables": store.maintenance.table_counts(damaged=integrity["quick_check"] == "damaged"),
             **engine,
             "integrity": integrity,
+            "prices": prices,
         }
     size = sum(os.path.getsize(p) for p in (str(path), f"{path}-wal") if os.path.exists(p))
     return {
@@ -136,7 +139,35 @@ def db_info(store: Store, path: Path | str, *, check: bool = True) -> dict:
         "tables": store.maintenance.table_counts(damaged=integrity["quick_check"] == "damaged"),
         **store.maintenance.pragmas(Path(path)),
         "integrity": integrity,
+        "prices": prices,
     }
+
+
+def reprice(store: Store) -> dict:
+    """Cost every stored event again with the store's price table (genai-prices and
+    `OBSCTL_PRICES`), then every session's cost_usd and unpriced_calls from its events, in one
+    transaction; the table's version is recorded. One UPDATE per model (the prices are looked
+    up once per model, the arithmetic runs in SQL), so memory stays small at any size.
+
+    `{"prices", "models", "unpriced_models", "events", "sessions"}`: the version used, how
+    many models were priced, the models without a known price, and the rows recosted."""
+    from obsctl.services.pricing import pricer_of
+
+    pricer = pricer_of(store)
+    unpriced: list[str] = []
+    events = 0
+    with store.transaction():
+        models = store.costs.stored_models()
+        for model in models:
+            price = pricer.price(model)
+            if price is None:
+                unpriced.append(model)
+            events += store.costs.set_model_costs(model, *((price.input_per_token, price.output_per_token)
+                                                            if price else (None, None)))
+        sessions = store.costs.recount_session_costs()
+        store.costs.mark_repriced(pricer.version)
+    return {"prices": pricer.version, "models": len(models) - len(unpriced), "unpriced_models": unpriced,
+            "events": events, "sessions": sessions}
 
 
 def backup(store: Store, dest: str | Path, *, force: bool = False) -> dict:

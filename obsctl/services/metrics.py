@@ -3,10 +3,10 @@
 Interface:
 
 - `METRICS`: metric name -> one-line description (also the body of `GET /alerts/metrics`).
-- `compute_metric(db, metric, *, since, until=None, agent=None, pricer=None) -> float | None`
-- `compute_metrics(db, metrics, *, since, until=None, agent=None, pricer=None)
+- `compute_metric(db, metric, *, since, until=None, agent=None) -> float | None`
+- `compute_metrics(db, metrics, *, since, until=None, agent=None)
   -> {metric: float | None}`: several metrics of one window sharing scans.
-- `compute_metric_groups(db, queries, *, pricer=None) -> {(metric, since, until, agent): value}`:
+- `compute_metric_groups(db, queries) -> {(metric, since, until, agent): value}`:
   any number of (metric, since, until, agent) queries, grouped by window and agent so that each
   (window, agent) pair is scanned once. Rule evaluation and SLA checks use this.
 
@@ -14,7 +14,8 @@ Windows are `since <= event timestamp < until` over normalised timestamps (`unti
 upper bound), restricted to the sessions of `agent` when given. Lifecycle events are ignored.
 No data gives None, except `session_count`, which is 0. `avg_score:NAME` is
 the mean of the scores named NAME whose created_at is in the window (on the agent's sessions). Unknown metric names raise
-InvalidInput naming the valid ones. `pricer` (for avg_cost) defaults to the bundled prices.
+InvalidInput naming the valid ones. avg_cost reads the costs
+stored at ingest (services/pricing.py prices them).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from typing import Any
 
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
-from obsctl.services.pricing import Pricer
 from obsctl.store import Store
 from obsctl.vocabulary import METRICS, SCORE_METRIC_PREFIX
 
@@ -46,14 +46,13 @@ def check_metric(metric: Any) -> str:
 
 
 def compute_metric(store: Store, metric: str, *, since: str, until: str | None = None,
-                   agent: str | None = None, pricer: Pricer | None = None) -> float | None:
+                   agent: str | None = None) -> float | None:
     """One metric over one window; None when the window has no data for it."""
-    return compute_metrics(store, [metric], since=since, until=until, agent=agent, pricer=pricer)[metric]
+    return compute_metrics(store, [metric], since=since, until=until, agent=agent)[metric]
 
 
 def compute_metrics(store: Store, metrics: Iterable[str], *, since: str,
-                    until: str | None = None, agent: str | None = None,
-                    pricer: Pricer | None = None) -> dict[str, float | None]:
+                    until: str | None = None, agent: str | None = None) -> dict[str, float | None]:
     """Several metrics over one window, running each underlying query at most once."""
     wanted = [check_metric(m) for m in metrics]
     values: dict[str, float | None] = {}
@@ -68,8 +67,7 @@ def compute_metrics(store: Store, metrics: Iterable[str], *, since: str,
         elif metric == "p95_duration_ms":
             values[metric] = _p95(store, since, until, agent, aggregates["durations"])
         elif metric == "avg_cost":
-            values[metric] = _avg_cost(store, since, until, agent, aggregates["sessions"],
-                                       pricer or Pricer())
+            values[metric] = _avg_cost(store, since, until, agent, aggregates["sessions"])
         else:
             values[metric] = _from_aggregates(metric, aggregates)
     return values
@@ -78,17 +76,14 @@ def compute_metrics(store: Store, metrics: Iterable[str], *, since: str,
 def compute_metric_groups(
     store: Store,
     queries: Iterable[tuple[str, str, str | None, str | None]],
-    *,
-    pricer: Pricer | None = None,
 ) -> dict[tuple[str, str, str | None, str | None], float | None]:
     """Answer (metric, since, until, agent) queries, scanning each (window, agent) once."""
     groups: dict[tuple, list[str]] = {}
     for metric, since, until, agent in queries:
         groups.setdefault((since, until, agent), []).append(check_metric(metric))
-    pricer = pricer or Pricer()
     results = {}
     for (since, until, agent), metrics in groups.items():
-        values = compute_metrics(store, metrics, since=since, until=until, agent=agent, pricer=pricer)
+        values = compute_metrics(store, metrics, since=since, until=until, agent=agent)
         for metric, value in values.items():
             results[(metric, since, until, agent)] = value
     return results
@@ -120,20 +115,13 @@ def duration_percentile(store: Store, since: str, until: str | None, agent: str 
     return None if value is None else float(value)
 
 
-def window_cost(store: Store, since: str, until: str | None, agent: str | None,
-                pricer: Pricer) -> float | None:
-    """The USD cost of the window's events (None when none is priced)."""
-    total, priced = 0.0, False
-    for model, tokens_in, tokens_out in store.metrics.tokens_by_model(since, until, agent):
-        cost = pricer.cost(model, tokens_in, tokens_out)
-        if cost is not None:
-            total += cost
-            priced = True
-    return total if priced else None
+def window_cost(store: Store, since: str, until: str | None, agent: str | None) -> float | None:
+    """The USD cost of the window's events, as stored at ingest (None when none is priced)."""
+    return store.metrics.window_cost(since, until, agent)
 
 
-def _avg_cost(store, since, until, agent, sessions: int, pricer: Pricer) -> float | None:
+def _avg_cost(store, since, until, agent, sessions: int) -> float | None:
     if not sessions:
         return None
-    total = window_cost(store, since, until, agent, pricer)
+    total = window_cost(store, since, until, agent)
     return None if total is None else total / sessions

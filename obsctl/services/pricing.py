@@ -10,7 +10,11 @@ Interface (used by metrics, triage, postmortems and SLA checks):
   ('override' or 'genai-prices'); None when the model is None or has no known price.
 - `pricer.cost(model, tokens_in, tokens_out) -> float | None`: USD cost; None when unpriced.
   A model without a price is unpriced (None), never $0.
+- `pricer.version -> str`: which price table this is (the genai-prices version, plus the
+  overrides file's digest), recorded with the costs stored at ingest.
 - `pricer_for(settings) -> Pricer`: the pricer configured by `OBSCTL_PRICES`.
+- `pricer_of(store) -> Pricer`: the pricer ingest uses on a store (the one of the settings the
+  store was opened with, by services.storage.open_store; genai-prices alone otherwise).
 
 Each model is looked up once per Pricer and cached, including misses. Override names match
 case-insensitively, like genai-prices' own model matching; `provider/model` names are
@@ -45,8 +49,27 @@ class Pricer:
 
     def __init__(self, overrides_path: Path | None = None):
         self.overrides_path = overrides_path
+        self._digest = _file_digest(overrides_path) if overrides_path is not None else ""
         self._overrides = load_overrides(overrides_path) if overrides_path is not None else {}
         self._cache: dict[str, ModelPrice | None] = {}
+        self._version: str | None = None
+
+    @property
+    def version(self) -> str:
+        """The price table's version: `genai-prices X.Y.Z`, plus `+ overrides sha256:...` (the
+        first 12 hex digits of the overrides file's digest) when there is one."""
+        if self._version is None:
+            from importlib.metadata import PackageNotFoundError
+            from importlib.metadata import version as package_version
+
+            try:
+                version = f"genai-prices {package_version('genai-prices')}"
+            except PackageNotFoundError:
+                version = "genai-prices (not installed)"
+            if self.overrides_path is not None:
+                version += f" + overrides sha256:{self._digest}"
+            self._version = version
+        return self._version
 
     def price(self, model: str | None) -> ModelPrice | None:
         """The per-token prices of `model`, or None when it is None or unpriced."""
@@ -68,9 +91,41 @@ class Pricer:
         return (tokens_in or 0) * price.input_per_token + (tokens_out or 0) * price.output_per_token
 
 
+def usd(value: float | None) -> float | None:
+    """A stored cost (or a sum of them) as shown: to 8 decimals, which a sum's binary noise
+    (0.30000000000000004) does not reach; None (unpriced) stays None."""
+    return None if value is None else round(value, 8)
+
+
+def format_usd(value: float) -> str:
+    """A cost for people: cents from $1 up, 4 decimals from a cent, 6 below (`$12.34`,
+    `$0.0250`, `$0.000375`)."""
+    size = abs(value)
+    digits = 2 if size >= 1 or size == 0 else 4 if size >= 0.01 else 6
+    return f"{'-' if value < 0 else ''}${size:,.{digits}f}"
+
+
 def pricer_for(settings) -> Pricer:
     """The pricer of a Settings object (`OBSCTL_PRICES` overrides when set)."""
     return Pricer(getattr(settings, "prices_path", None))
+
+
+def pricer_of(store) -> Pricer:
+    """The pricer that costs the events stored in `store` (kept on the store, so each model is
+    looked up once per store, not once per batch)."""
+    pricer = getattr(store, "pricer", None)
+    if pricer is None:
+        pricer = store.pricer = Pricer(getattr(store, "prices_path", None))
+    return pricer
+
+
+def _file_digest(path: Path) -> str:
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+    except OSError:
+        return ""  # load_overrides says what is wrong with the file
 
 
 def load_overrides(path: Path) -> dict[str, ModelPrice]:

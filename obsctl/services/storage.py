@@ -14,5 +14,10 @@ from obsctl.store import open_store as _open_store
 
 def open_store(settings_or_url: Any, *, mode: str = "create", write_queue: int | None = None,
                write_timeout: float | None = None) -> Store:
-    """The store for `settings_or_url` (see obsctl.store.open_store for the modes)."""
-    return _open_store(settings_or_url, mode=mode, write_queue=write_queue, write_timeout=write_timeout)
+    """The store for `settings_or_url` (see obsctl.store.open_store for the modes). A store opened
+    from Settings costs what it ingests with their price table (`OBSCTL_PRICES`)."""
+    store = _open_store(settings_or_url, mode=mode, write_queue=write_queue, write_timeout=write_timeout)
+    # Read when the first event is costed (services/pricing.pricer_of), so that a bad file
+    # stops ingest with its message and leaves every read working.
+    store.prices_path = getattr(settings_or_url, "prices_path", None)
+    return store

@@ -30,6 +30,7 @@ from obsctl.store.repositories import (
     AlertsRepository,
     AnalyticsRepository,
     ChangesRepository,
+    CostsRepository,
     DashboardRepository,
     EventsRepository,
     IngestRepository,
@@ -55,10 +56,14 @@ class Store(Protocol):
 
     backend: str
     readonly: bool
+    # The price table that costs ingested events, and its overrides file (services/pricing.py).
+    pricer: Any
+    prices_path: Path | None
 
     alerts: AlertsRepository
     analytics: AnalyticsRepository
     changes: ChangesRepository
+    costs: CostsRepository
     dashboard: DashboardRepository
     events: EventsRepository
     ingest: IngestRepository

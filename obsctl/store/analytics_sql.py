@@ -30,3 +30,18 @@ ORDER BY n DESC, event_type
 """
 
 HOURLY = "SELECT hour, SUM(event_count) FROM event_stats GROUP BY hour ORDER BY hour"
+
+# Costs (stored at ingest, store/cost_sql.py): per agent and start day from the sessions' sums,
+# per model from the events that used tokens (an empty model name is no model). A group's cost is NULL when none of it was priced.
+COST_BY_AGENT_DAY = """
+SELECT agent_name, substr(started_at, 1, 10) AS day, SUM(cost_usd), SUM(unpriced_calls), COUNT(*)
+FROM sessions
+GROUP BY agent_name, day
+"""
+COST_BY_MODEL = """
+SELECT NULLIF(model, ''), SUM(cost_usd), SUM(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END), COUNT(*)
+FROM events
+WHERE (COALESCE(tokens_in, 0) + COALESCE(tokens_out, 0)) > 0
+GROUP BY NULLIF(model, '')
+ORDER BY SUM(cost_usd) IS NULL, SUM(cost_usd) DESC, NULLIF(model, '') IS NULL, NULLIF(model, '')
+"""

@@ -114,6 +114,13 @@ class AnalyticsRepository(Protocol):
     def hourly_counts(self) -> list[tuple]:
         """(hour 0-23 UTC, event count) for the hours that have events."""
 
+    def cost_by_agent_day(self) -> list[tuple]:
+        """(agent_name, start day, cost_usd or None, unpriced calls, sessions) of every group."""
+
+    def cost_by_model(self) -> list[tuple]:
+        """(model or None, cost_usd or None, unpriced calls, calls) over the calls that used
+        tokens, most cost first, unpriced models last."""
+
 
 class EventsRepository(Protocol):
     """Events across sessions: in bulk (the export) and in arrival order (the follow)."""
@@ -128,6 +135,26 @@ class EventsRepository(Protocol):
     def latest_events(self, selection: EventSelection,
                       count: int) -> tuple[str, list[tuple[str, tuple]]]:
         """The position of the last stored event, and the last `count` selected events."""
+
+
+class CostsRepository(Protocol):
+    """The price table of the stored costs, and costing the stored events again."""
+
+    def price_table(self) -> dict | None:
+        """{prices, mixed, updated_at, repriced_at}; None before any event was costed."""
+
+    def stored_models(self) -> list[str]:
+        """The models named by stored events, in order."""
+
+    def set_model_costs(self, model: str, input_per_token: float | None,
+                        output_per_token: float | None) -> int:
+        """Recost the events of `model` (NULL when its prices are None); returns how many."""
+
+    def recount_session_costs(self) -> int:
+        """Every session's cost_usd and unpriced_calls again from its events; returns how many."""
+
+    def mark_repriced(self, prices: str) -> None:
+        """Every stored cost now comes from the price table `prices`."""
 
 
 class IngestRepository(Protocol):
@@ -145,6 +172,7 @@ class IngestRepository(Protocol):
         totals: dict[tuple, list],
         *,
         skip_existing: bool = False,
+        prices: str | None = None,
     ) -> int:
         """Write one validated batch; returns how many event rows were inserted."""
 
@@ -181,9 +209,8 @@ class MetricsRepository(Protocol):
                          rank: int) -> float | None:
         """The `rank`-th smallest duration_ms (1-based) among the window's events that have one."""
 
-    def tokens_by_model(self, since: str, until: str | None,
-                        agent: str | None) -> list[tuple[str, int, int]]:
-        """(model, tokens_in, tokens_out) summed per model over the window's events with a model."""
+    def window_cost(self, since: str, until: str | None, agent: str | None) -> float | None:
+        """The USD cost stored with the window's events (None when none of them was priced)."""
 
     def sessions_started(self, since: str, until: str | None, agent: str | None) -> int:
         """Sessions whose started_at is in the window."""
@@ -251,12 +278,8 @@ class ScorecardsRepository(Protocol):
     def session_totals(self, since: str, until: str, agent: str | None = None) -> dict:
         """{group: (sessions, error_sessions, completed_sessions)}."""
 
-    def model_names(self) -> list[str]:
-        """Every model name stored so far."""
-
-    def event_totals(self, since: str, until: str, agent: str | None,
-                     prices: dict[str, tuple[float, float] | None]) -> tuple[dict, dict]:
-        """Per group: (events, error_events, timed_events, tokens, cost), and unpriced models' tokens."""
+    def event_totals(self, since: str, until: str, agent: str | None) -> dict:
+        """Per group: (events, error_events, timed_events, tokens, stored cost or None)."""
 
     def duration_percentiles(self, since: str, until: str, agent: str | None,
                              counts: dict) -> dict:

@@ -13,12 +13,12 @@ from __future__ import annotations
 SESSION_COLUMNS = (
     "session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
     "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
-    "last_event_at",
+    "last_event_at", "cost_usd", "unpriced_calls",
 )
 EVENT_READ_COLUMNS = (
     "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
     "duration_ms", "input_data", "output_data", "tool_call", "decision_trace", "metadata",
-    "agent_name", "tool_name", "is_error", "parent_id",
+    "agent_name", "tool_name", "is_error", "parent_id", "cost_usd",
 )
 # An event as ingest takes it (the bulk export's lines, models/sessions.py EventLine), in this order.
 from obsctl.vocabulary import EVENT_LINE_COLUMNS  # noqa: E402,F401 (the store reads rows in it)
@@ -27,12 +27,13 @@ COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sessions", ("session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
                   "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
                   "last_event_at", "body_events", "error_events", "idle_ended",
-                  "last_seen_at")),
+                  "last_seen_at", "cost_usd", "unpriced_calls")),
     ("events", ("id", "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in",
                 "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
-                "metadata", "agent_name", "tool_name", "is_error", "parent_id")),
+                "metadata", "agent_name", "tool_name", "is_error", "parent_id", "cost_usd")),
     ("otlp_trace_sessions", ("trace_id", "session_id")),
     ("session_tags", ("session_id", "key", "value")),
+    ("cost_prices", ("id", "prices", "mixed", "updated_at", "repriced_at")),
     ("session_scores", ("score_id", "session_id", "name", "value", "comment", "created_at")),
     ("alert_rules", ("rule_id", "name", "metric", "operator", "threshold", "window_minutes",
                      "cooldown_minutes", "agent_filter", "enabled", "created_at", "updated_at",
@@ -57,6 +58,7 @@ TABLE_COLUMNS = dict(COPIED_TABLES)
 # for both backends, and the names of its columns.
 SESSION_TOTALS = ("SELECT COUNT(*), COALESCE(SUM(event_count), 0), COALESCE(SUM(error_count), 0), "
                   "COALESCE(SUM(total_tokens_in), 0), COALESCE(SUM(total_tokens_out), 0), "
-                  "COALESCE(SUM(body_events), 0), COALESCE(SUM(error_events), 0) FROM sessions")
+                  "COALESCE(SUM(body_events), 0), COALESCE(SUM(error_events), 0), "
+                  "COALESCE(SUM(unpriced_calls), 0) FROM sessions")
 SESSION_TOTAL_NAMES = ("sessions", "events", "errors", "tokens_in", "tokens_out", "body_events",
-                       "error_events")
+                       "error_events", "unpriced_calls")

@@ -19,7 +19,6 @@ from obsctl.params import IntParam
 from obsctl.services import webhooks
 from obsctl.services.alerts.rules import rule_view
 from obsctl.services.metrics import compute_metric_groups
-from obsctl.services.pricing import pricer_for
 from obsctl.services.sessions.lifecycle import complete_idle_sessions
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, normalize_ts, now, now_iso, parse_ts
@@ -102,7 +101,7 @@ def evaluate_alerts(store: Store, settings, *, at: datetime | None = None, dry_r
     rules = store.alerts.list_rules(enabled_only=True)
     windows = {r["rule_id"]: format_ts(at - timedelta(minutes=r["window_minutes"])) for r in rules}
     queries = [(r["metric"], windows[r["rule_id"]], evaluated_at, r["agent_filter"]) for r in rules]
-    values = compute_metric_groups(store, queries, pricer=pricer_for(settings))
+    values = compute_metric_groups(store, queries)
 
     results, candidates = [], []
     for rule, query in zip(rules, queries):

@@ -25,6 +25,7 @@ from obsctl.services.ingest.validation import (
     validate_event,
     validate_events,
 )
+from obsctl.services.pricing import Pricer, pricer_of
 from obsctl.store import Store
 
 # The names other modules import from the area (validation lives in ingest/validation.py).
@@ -99,13 +100,13 @@ def store_events(store: Store, valid: Sequence[ValidEvent]) -> IngestResult:
     # in the server the writer thread, which every write waits for, then only runs the SQL.
     # It may also commit this batch with others queued at the same time; each batch's counts
     # are its own.
-    return store_prepared(store, valid, prepare_batch(valid))
+    return store_prepared(store, valid, prepare_batch(store, valid))
 
 
-def prepare_batch(valid: Sequence[ValidEvent]) -> _Batch:
-    """What storing `valid` writes (rows, session deltas, rollup totals), worked out before
-    the write; pass it to `store_prepared` with the same events."""
-    return _prepare(valid, set())
+def prepare_batch(store: Store, valid: Sequence[ValidEvent]) -> _Batch:
+    """What storing `valid` in `store` writes (rows with their costs, session deltas, rollup
+    totals), worked out before the write; pass it to `store_prepared` with the same events."""
+    return _prepare(valid, set(), pricer_of(store))
 
 
 def store_prepared(store: Store, valid: Sequence[ValidEvent], batch: _Batch) -> IngestResult:
@@ -113,14 +114,15 @@ def store_prepared(store: Store, valid: Sequence[ValidEvent], batch: _Batch) -> 
     result = IngestResult(processed=len(valid))
     if not valid:
         return result
-    stored = store.run_write(lambda uow: _store(uow, valid, batch))
+    pricer = pricer_of(store)
+    stored = store.run_write(lambda uow: _store(uow, valid, batch, pricer))
     result.stored = stored
     result.duplicates = len(valid) - stored
     result.sessions = {v.row.session_id for v in valid}
     return result
 
 
-def _store(store: Store, valid: Sequence[ValidEvent], batch: _Batch) -> int:
+def _store(store: Store, valid: Sequence[ValidEvent], batch: _Batch, pricer: Pricer) -> int:
     """Insert the new events of `valid` and update their sessions; returns how many were new."""
     with store.transaction():
         if any(v.client_id for v in valid):
@@ -130,11 +132,14 @@ def _store(store: Store, valid: Sequence[ValidEvent], batch: _Batch) -> int:
                         raise _SomeAlreadyStored()
             except _SomeAlreadyStored:
                 client_ids = [v.row.event_id for v in valid if v.client_id]
-                batch = _prepare(valid, store.ingest.existing_event_ids(client_ids))
+                batch = _prepare(valid, store.ingest.existing_event_ids(client_ids), pricer)
                 _write(store, batch)
         else:
             _write(store, batch)
     return len(batch.rows)
+
+
+_UNKNOWN = object()
 
 
 class _SomeAlreadyStored(Exception):
@@ -142,9 +147,10 @@ class _SomeAlreadyStored(Exception):
 
 
 class _Batch(NamedTuple):
-    """What one batch writes: event rows (plain tuples in EventRow's order), per-session
-    deltas, session_start fills, session_end updates, and the rollup totals of its events
-    per (event_type, hour, model)."""
+    """What one batch writes: event rows (plain tuples in EventRow's order, then cost_usd),
+    per-session deltas, session_start fills, session_end updates, the rollup totals of its
+    events per (event_type, hour, model), and the version of the price table that costed
+    them (None when no event used tokens)."""
 
     rows: list[tuple]
     deltas: dict[str, list]
@@ -152,19 +158,28 @@ class _Batch(NamedTuple):
     ends: list[tuple]
     totals: dict[tuple, list]
     tags: list[tuple]  # (session_id, key, value) from the batch's session_start events
+    prices: str | None
 
 
 def _write(store: Store, batch: _Batch, *, skip_existing: bool = False) -> int:
     written = store.ingest.write_batch(batch.rows, batch.deltas.values(), batch.starts, batch.ends,
-                                       batch.totals, skip_existing=skip_existing)
+                                       batch.totals, skip_existing=skip_existing, prices=batch.prices)
     if batch.tags and written == len(batch.rows):  # else the caller redoes the batch
         store.sessions.set_tags(batch.tags)
     return written
 
 
-def _prepare(valid: Sequence[ValidEvent], seen: set[str]) -> _Batch:
-    """Rows to insert (skipping ids in `seen` and repeats within the batch) and the
-    per-session deltas, session_start fills, session_end updates and rollup totals they imply."""
+def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Batch:
+    """Rows to insert (skipping ids in `seen` and repeats within the batch), each with its
+    cost, and the per-session deltas, session_start fills, session_end updates and rollup
+    totals they imply.
+
+    An event that used tokens costs `pricer.cost(...)`; one whose model has no known price (or
+    that names no model) is unpriced: its cost is NULL and its session counts it in
+    `unpriced_calls`. An event without tokens costs nothing and is not counted."""
+    price_of = pricer.price
+    known: dict = {}  # model -> price, this batch's own cache: a dict lookup per event
+    costed = False
     rows = []
     deltas: dict[str, list] = {}
     starts = []
@@ -179,13 +194,23 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str]) -> _Batch:
         if event_id in seen:
             continue
         seen.add(event_id)
+        cost = None
+        if tokens_in or tokens_out:
+            costed = True
+            price = known.get(model, _UNKNOWN)
+            if price is _UNKNOWN:
+                price = known[model] = price_of(model)
+            if price is not None:
+                cost = (tokens_in or 0) * price.input_per_token + (tokens_out or 0) * price.output_per_token
         # A plain tuple: sqlite3 binds a tuple subclass (EventRow) item by item, about 20% slower.
-        rows.append(tuple(row))
+        rows.append((*row, cost))
         d = deltas.get(session_id)
         if d is None:
             # session_id, agent, started_at, in, out, events, errors, duration, last event,
-            # body events, body errors (the last two leave session_start/session_end out)
-            d = deltas[session_id] = [session_id, agent or "unknown", ts, 0, 0, 0, 0, 0.0, ts, 0, 0]
+            # body events, body errors (the last two leave session_start/session_end out),
+            # cost of the priced events (None: none), unpriced calls
+            d = deltas[session_id] = [session_id, agent or "unknown", ts, 0, 0, 0, 0, 0.0, ts, 0, 0,
+                                      None, 0]
         elif d[1] == "unknown" and agent:
             d[1] = agent
         d[3] += tokens_in or 0
@@ -193,6 +218,10 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str]) -> _Batch:
         d[5] += 1
         d[6] += is_error
         d[7] += duration or 0
+        if cost is not None:
+            d[11] = cost if d[11] is None else d[11] + cost
+        elif tokens_in or tokens_out:
+            d[12] += 1
         if ts < d[2]:
             d[2] = ts
         elif ts > d[8]:
@@ -219,4 +248,5 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str]) -> _Batch:
             t[3] += duration
             t[4] += 1
     # A key set twice in the batch takes its last value (one row per key: one upsert each).
-    return _Batch(rows, deltas, starts, ends, totals, list({t[:2]: t for t in tags}.values()))
+    return _Batch(rows, deltas, starts, ends, totals, list({t[:2]: t for t in tags}.values()),
+                  pricer.version if costed else None)

@@ -105,7 +105,7 @@ def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
     valid, errors = validate_events(raw, max_future=max_future)
     rejected = {e["index"] for e in errors}
     positions = [i for i in range(len(raw)) if i not in rejected]  # raw index of each valid event
-    batch = prepare_batch(valid)
+    batch = prepare_batch(store, valid)
     trace_ids = list(dict.fromkeys(r.trace_id for r in records))
 
     # In the server this runs on the writer thread (see obsctl/store/sqlite/writer.py).
@@ -149,7 +149,7 @@ def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict], own: 
             raw = [dict(event, session_id=later[i]) if i in later else event for i, event in enumerate(raw)]
             valid = [v._replace(row=v.row._replace(session_id=later[i])) if i in later else v
                      for v, i in zip(valid, positions)]
-            batch = prepare_batch(valid)
+            batch = prepare_batch(store, valid)
         stored = store_prepared(store, valid, batch)
         settle_usage(store, records, raw)
         _fill_sessions(store, records, raw)

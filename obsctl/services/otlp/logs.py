@@ -399,7 +399,7 @@ def _store_logs(store: Store, items: list[tuple[LogRecord, Content]], trace_ids:
                     f"{e['field']} {e['message']}" if e["field"] else e["message"])
             rejected.extend((labels[i], "; ".join(m)) for i, m in by_index.items())
             if valid:
-                stored = store_prepared(store, valid, prepare_batch(valid))
+                stored = store_prepared(store, valid, prepare_batch(store, valid))
     return attached, stored, rejected
 
 

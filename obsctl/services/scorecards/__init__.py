@@ -44,22 +44,17 @@ def _window(days: int, at: datetime | None) -> tuple[datetime, str, str]:
     return start, format_ts(start), format_ts(until)
 
 
-def _collect(store: Store, since: str, until: str, pricer: Pricer,
-             agent: str | None = None) -> dict[Any, AgentTotals]:
-    """AgentTotals per agent (agent None) or per day index of one agent."""
+def _collect(store: Store, since: str, until: str, agent: str | None = None) -> dict[Any, AgentTotals]:
+    """AgentTotals per agent (agent None) or per day index of one agent; costs are the ones
+    stored at ingest."""
     with store.read_snapshot():
-        prices = {model: _per_token(pricer, model) for model in store.scorecards.model_names()}
         sessions = store.scorecards.session_totals(since, until, agent)
-        events, unlisted = store.scorecards.event_totals(since, until, agent, prices)
+        events = store.scorecards.event_totals(since, until, agent)
         percentiles = store.scorecards.duration_percentiles(since, until, agent,
                                                  {g: row[2] for g, row in events.items()})
     totals = {}
     for group, (count, error_sessions, completed) in sessions.items():
         n_events, n_errors, timed, tokens, cost = events.get(group, (0, 0, 0, 0, None))
-        for model, (tokens_in, tokens_out) in unlisted.get(group, {}).items():
-            extra = pricer.cost(model, tokens_in, tokens_out)
-            if extra is not None:
-                cost = (cost or 0.0) + extra
         p50, p95 = percentiles.get(group, (None, None))
         totals[group] = AgentTotals(
             sessions=count, error_sessions=error_sessions, completed_sessions=completed,
@@ -68,11 +63,6 @@ def _collect(store: Store, since: str, until: str, pricer: Pricer,
             tokens=tokens, cost=cost,
         )
     return totals
-
-
-def _per_token(pricer: Pricer, model: str) -> tuple[float, float] | None:
-    price = pricer.price(model)
-    return None if price is None else (price.input_per_token, price.output_per_token)
 
 
 def _card(agent: str, totals: AgentTotals, scored: dict, days: int) -> dict:
@@ -108,7 +98,7 @@ def fleet_window(store: Store, settings, *, days: Any = None, at: datetime | Non
     """The fleet's totals over the last `days` days before `at` (default now)."""
     days = check_days(days)
     start, since, until = _window(days, at)
-    return FleetWindow(days, start, since, until, _collect(store, since, until, pricer_for(settings)))
+    return FleetWindow(days, start, since, until, _collect(store, since, until))
 
 
 def list_scorecards(store: Store, settings, *, days: Any = None,
@@ -162,15 +152,14 @@ def agent_scorecard(store: Store, settings, agent: str, fleet: FleetWindow,
     scored = score(totals, ref, regressions)
     card = _card(agent, totals, scored, days)
     card.update(since=since, until=until, fleet_agents=ref.agents, breakdown=scored["breakdown"],
-                trend=_trend(store, agent, fleet.start, since, until, days, ref, pricer),
+                trend=_trend(store, agent, fleet.start, since, until, days, ref),
                 changes=[{"change_id": c["change_id"], "changed_at": c["changed_at"], "title": c["title"],
                           "metrics": c["metrics"]} for c in regressions])
     return card
 
 
-def _trend(store, agent: str, start: datetime, since: str, until: str, days: int, ref,
-           pricer: Pricer) -> list[dict]:
-    daily = _collect(store, since, until, pricer, agent)
+def _trend(store, agent: str, start: datetime, since: str, until: str, days: int, ref) -> list[dict]:
+    daily = _collect(store, since, until, agent)
     day_ref = ref.per_day(days)
     points = []
     for i in range(days):

@@ -7,6 +7,7 @@ from typing import Any
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value, loads_column
 from obsctl.params import MAX_COUNT, IntParam
+from obsctl.services.pricing import usd
 from obsctl.services.sessions.lookup import require_session  # noqa: F401 (re-exported)
 from obsctl.store import Store
 from obsctl.vocabulary import SESSION_STATUSES
@@ -17,7 +18,8 @@ _JSON_EVENT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace"
 
 
 def session_view(row: dict, tags: dict[str, str] | None = None) -> dict:
-    """The public form of a session record (spec 2.2 plus event and error counts, and its tags)."""
+    """The public form of a session record (spec 2.2 plus event and error counts, what its
+    calls cost, and its tags)."""
     return {
         "session_id": row["session_id"],
         "agent_name": row["agent_name"],
@@ -29,6 +31,8 @@ def session_view(row: dict, tags: dict[str, str] | None = None) -> dict:
         "status": row["status"],
         "event_count": row["event_count"],
         "error_count": row["error_count"],
+        "cost_usd": usd(row["cost_usd"]),
+        "unpriced_calls": row["unpriced_calls"],
         "tags": tags or {},
     }
 
@@ -44,6 +48,7 @@ def event_view(row: dict) -> dict:
         "tokens_in": row["tokens_in"],
         "tokens_out": row["tokens_out"],
         "duration_ms": row["duration_ms"],
+        "cost_usd": usd(row["cost_usd"]),
     }
     for name in _JSON_EVENT_FIELDS:
         view[name] = loads_column(row[name])

@@ -36,6 +36,14 @@ def delta(a: float | None, b: float | None) -> dict:
     return {"absolute": absolute, "percent": percent}
 
 
+def cost_delta(a: float | None, b: float | None) -> dict:
+    """B's cost relative to A's (8 decimals); both null when either has no priced call."""
+    found = delta(a, b)
+    if found["absolute"] is not None:
+        found["absolute"] = round(b - a, 8)
+    return found
+
+
 def model_latency(models_a: dict, models_b: dict) -> dict:
     """Each model either session called: its mean call duration in A and in B (null where that
     session did not call it, or no call reported a duration) and B's delta against A."""
@@ -70,7 +78,8 @@ def compare_sessions(store: Store, session_a: str, session_b: str) -> dict:
         "compared_at": now_iso(),
         "session_a": a,
         "session_b": b,
-        "deltas": {key: delta(a[f], b[f]) for key, f in DELTA_FIELDS.items()},
+        "deltas": {**{key: delta(a[f], b[f]) for key, f in DELTA_FIELDS.items()},
+                   "cost_usd": cost_delta(a["cost_usd"], b["cost_usd"])},
         "model_latency": model_latency(a["models"], b["models"]),
         "shared": {
             "event_types": sorted(a["event_types"].keys() & b["event_types"].keys()),

@@ -9,6 +9,7 @@ from datetime import datetime
 from orjson import loads as json_loads
 
 from obsctl.jsonutil import dumps, loads_column
+from obsctl.services.pricing import format_usd
 from obsctl.services.sessions import fields, require_session
 from obsctl.services.sessions.fields import excerpt
 from obsctl.services.sessions.summary import session_summary
@@ -204,6 +205,7 @@ def _summary(summary: dict, error_numbers: list[int]) -> list[str]:
         for m, v in summary["models"].items()
     )
     lines.append(f"- **Models:** {models or 'none'}")
+    lines.append(f"- **Cost:** {_cost(summary['cost_usd'], summary['unpriced_calls'])}")
     tools = ", ".join(
         f"{_code(t)} ({_num(v['calls'])} call{'' if v['calls'] == 1 else 's'}, "
         f"{_num(v['total_duration'])} ms)"
@@ -213,6 +215,14 @@ def _summary(summary: dict, error_numbers: list[int]) -> list[str]:
     lines.append(f"- **Processing time:** {_num(summary['total_processing_ms'])} ms over all events, "
                  f"{_num(summary['avg_event_duration_ms'])} ms on average")
     return lines
+
+
+def _cost(cost: float | None, unpriced: int) -> str:
+    """`$0.0250 (USD)`, with the calls it leaves out because their model has no known price."""
+    text = "no priced call" if cost is None else f"{format_usd(cost)} (USD)"
+    if unpriced:
+        text += f"; {_num(unpriced)} call{'' if unpriced == 1 else 's'} without a known price"
+    return text
 
 
 def explain_session(store: Store, session_id: str) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from obsctl.jsonutil import loads_column
+from obsctl.services.pricing import usd
 from obsctl.services.sessions.fields import session_duration_ms
 from obsctl.store import Store
 
@@ -59,6 +60,8 @@ def session_summary(store: Store, session: dict) -> dict:
         "total_tokens": tokens_in + tokens_out,
         "event_count": session["event_count"],
         "error_count": session["error_count"],
+        "cost_usd": usd(session["cost_usd"]),
+        "unpriced_calls": session["unpriced_calls"],
         "total_processing_ms": _ms(duration_sum),
         # Mean over the events that report a duration (lifecycle events usually do not).
         "avg_event_duration_ms": _ms(duration_sum / duration_count) if duration_count else 0.0,

@@ -18,7 +18,6 @@ from obsctl.models.sla import MAX_AGENT_LEN, OPERATORS, STATUSES, WINDOW_HOURS
 from obsctl.params import IntParam
 from obsctl.services.metrics import check_metric, compute_metric_groups
 from obsctl.services.operators import normalise_operator
-from obsctl.services.pricing import pricer_for
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, now, now_iso
 
@@ -155,7 +154,7 @@ def check_sla(store: Store, settings, *, at: datetime | None = None) -> dict:
     targets = store.sla.list_targets()
     queries = [(t["metric"], format_ts(at - timedelta(hours=t["window_hours"])), checked_at,
                 t["agent_name"]) for t in targets]
-    values = compute_metric_groups(store, queries, pricer=pricer_for(settings))
+    values = compute_metric_groups(store, queries)
     results = []
     for target, query in zip(targets, queries):
         value = values[query]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import psycopg
 
+from obsctl.store.analytics_sql import COST_BY_AGENT_DAY as _COST_BY_AGENT_DAY
+from obsctl.store.analytics_sql import COST_BY_MODEL as _COST_BY_MODEL
 from obsctl.store.analytics_sql import EVENT_TYPES as _EVENT_TYPES
 from obsctl.store.analytics_sql import HOURLY as _HOURLY
 from obsctl.store.analytics_sql import OVERVIEW as _OVERVIEW
@@ -109,3 +111,14 @@ def event_type_counts(conn: psycopg.Connection) -> list[tuple]:
 def hourly_counts(conn: psycopg.Connection) -> list[tuple]:
     """(hour 0-23 UTC, event count) for the hours that have events."""
     return conn.execute(_HOURLY).fetchall()
+
+
+def cost_by_agent_day(conn: psycopg.Connection) -> list[tuple]:
+    """(agent_name, start day, cost_usd or None, unpriced calls, sessions) of every group."""
+    return conn.execute(_COST_BY_AGENT_DAY).fetchall()
+
+
+def cost_by_model(conn: psycopg.Connection) -> list[tuple]:
+    """(model or None, cost_usd or None, unpriced calls, calls) over the calls that used tokens,
+    most cost first, unpriced models last."""
+    return conn.execute(_COST_BY_MODEL).fetchall()

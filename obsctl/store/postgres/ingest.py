@@ -17,9 +17,9 @@ import psycopg
 
 from obsctl.models.ingest import EventRow
 from obsctl.store.merge import last_per_session, merge_end, merge_start
-from obsctl.store.postgres import event_stats, partitions
+from obsctl.store.postgres import costs, event_stats, partitions
 
-EVENT_COLUMNS = EventRow._fields
+EVENT_COLUMNS = (*EventRow._fields, "cost_usd")  # the rows' fields, then the event's cost
 _COPY_EVENTS = f"COPY events ({', '.join(EVENT_COLUMNS)}) FROM STDIN"
 
 _CLAIM_KEYS = "INSERT INTO event_keys (event_id) SELECT unnest(%s::text[])"
@@ -31,14 +31,16 @@ _CLAIM_NEW_KEYS = _CLAIM_KEYS + " ON CONFLICT DO NOTHING RETURNING event_id"
 _ADD_TO_SESSIONS = """
 INSERT INTO sessions AS s (session_id, agent_name, started_at, status, total_tokens_in,
                            total_tokens_out, event_count, error_count, total_duration_ms,
-                           last_event_at, body_events, error_events, last_seen_at)
+                           last_event_at, body_events, error_events, cost_usd, unpriced_calls,
+                           last_seen_at)
 SELECT v.session_id, v.agent_name, v.started_at, 'active', v.tokens_in, v.tokens_out, v.events,
-       v.errors, v.duration, v.last_event_at, v.body_events, v.error_events,
+       v.errors, v.duration, v.last_event_at, v.body_events, v.error_events, v.cost_usd, v.unpriced,
        to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::bigint[],
-            %s::bigint[], %s::float8[], %s::text[], %s::bigint[], %s::bigint[])
+            %s::bigint[], %s::float8[], %s::text[], %s::bigint[], %s::bigint[], %s::float8[],
+            %s::bigint[])
      AS v(session_id, agent_name, started_at, tokens_in, tokens_out, events, errors, duration,
-          last_event_at, body_events, error_events)
+          last_event_at, body_events, error_events, cost_usd, unpriced)
 ON CONFLICT (session_id) DO UPDATE SET
     total_tokens_in = s.total_tokens_in + excluded.total_tokens_in,
     total_tokens_out = s.total_tokens_out + excluded.total_tokens_out,
@@ -47,6 +49,9 @@ ON CONFLICT (session_id) DO UPDATE SET
     body_events = s.body_events + excluded.body_events,
     error_events = s.error_events + excluded.error_events,
     total_duration_ms = s.total_duration_ms + excluded.total_duration_ms,
+    cost_usd = CASE WHEN excluded.cost_usd IS NULL THEN s.cost_usd
+                    ELSE COALESCE(s.cost_usd, 0) + excluded.cost_usd END,
+    unpriced_calls = s.unpriced_calls + excluded.unpriced_calls,
     started_at = LEAST(s.started_at, excluded.started_at),
     last_event_at = GREATEST(COALESCE(s.last_event_at, ''), excluded.last_event_at),
     agent_name = CASE WHEN s.agent_name = 'unknown' THEN excluded.agent_name ELSE s.agent_name END,
@@ -93,6 +98,7 @@ def write_batch(
     totals: dict[tuple, list],
     *,
     skip_existing: bool = False,
+    prices: str | None = None,
 ) -> int:
     """Write one validated batch; returns how many event rows were inserted (see the SQLite
     module for the shapes). With `skip_existing`, a batch some of whose ids are already
@@ -115,6 +121,8 @@ def write_batch(
                 copy.write_row(row)
         event_stats.add_totals(conn, totals)
         event_stats.count_inserted(conn, len(rows))
+        if prices is not None:
+            costs.record_prices(conn, prices)
     merged_starts = sorted(last_per_session(starts, merge_start), key=lambda u: u[-1])
     if merged_starts:
         conn.execute(_APPLY_STARTS, [list(c) for c in zip(*merged_starts)])

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 
 import psycopg
 
+from obsctl.store.postgres import costs
+
 # The answers' keys in SQLite's order: it looks ids up in chunks of _CHUNK, each in index order.
 _CHUNK = 900
 _SQLITE_ORDER = f"ORDER BY (w.n - 1) / {_CHUNK}, {{key}}"
@@ -100,7 +102,7 @@ def move_trace_events(conn: psycopg.Connection, trace_id: str, from_session: str
     agent, metadata = source if source else ("unknown", None)
     # The target session is created or credited first: events may only point at a session.
     event_store.write_batch(conn, [], [(to_session, agent, first, tokens_in, tokens_out, count,
-                                        errors, duration, last, body, body_errors)], [], [], {})
+                                        errors, duration, last, body, body_errors, None, 0)], [], [], {})
     conn.execute("UPDATE sessions SET metadata = %s WHERE session_id = %s AND metadata IS NULL",
                  [metadata, to_session])
     conn.execute("UPDATE events SET session_id = %s WHERE event_id >= %s AND event_id < %s "
@@ -113,6 +115,8 @@ def move_trace_events(conn: psycopg.Connection, trace_id: str, from_session: str
                                  "body_errors": body_errors, "sid": from_session})
     else:
         conn.execute("DELETE FROM sessions WHERE session_id = %s", [from_session])
+    # Costs move with the events: both sessions' sums again from what each now holds.
+    costs.recount_costs(conn, [to_session, from_session] if remaining else [to_session])
     return count
 
 
@@ -185,11 +189,12 @@ def retract_usage(conn: psycopg.Connection, rows: Sequence[tuple]) -> None:
     from obsctl.store.postgres import event_stats
 
     with conn.cursor() as cur:
-        cur.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, metadata = %s "
+        cur.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, cost_usd = NULL, metadata = %s "
                         "WHERE event_id = %s AND timestamp = %s", [(r[7], r[0], r[3]) for r in rows])
         cur.executemany("UPDATE sessions SET total_tokens_in = total_tokens_in - %s, "
                         "total_tokens_out = total_tokens_out - %s WHERE session_id = %s",
                         [(r[5], r[6], r[1]) for r in sorted(rows, key=lambda r: r[1])])
+    costs.recount_costs(conn, sorted({r[1] for r in rows}))
     change: dict[tuple, list] = {}
     for _, _, event_type, timestamp, model, tokens_in, tokens_out, _ in rows:
         totals = change.setdefault((event_type, int(timestamp[11:13]), model or ""), [0, 0, 0, 0.0, 0])

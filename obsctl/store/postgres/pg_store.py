@@ -35,7 +35,7 @@ from obsctl.store.postgres import partitions, schema
 T = TypeVar("T")
 log = logging.getLogger("obsctl.store.postgres")
 
-REPOSITORIES = ("alerts", "analytics", "changes", "dashboard", "events", "ingest", "maintenance", "metrics", "otlp", "scorecards",
+REPOSITORIES = ("alerts", "analytics", "changes", "costs", "dashboard", "events", "ingest", "maintenance", "metrics", "otlp", "scorecards",
                 "sessions", "session_aggregates", "sla", "transfer", "triage", "webhooks")
 CONNECT_TIMEOUT_S = 10
 PING_TIMEOUT_S = 3
@@ -130,6 +130,9 @@ class PgStore:
     """obsctl's store over one PostgreSQL database (see the module docstring)."""
 
     backend = "postgresql"
+    # The price table ingest costs events with (services/pricing.pricer_of) and its file.
+    pricer = None
+    prices_path = None
     readonly = False
 
     def __init__(self, url: str, pool: ConnectionPool):

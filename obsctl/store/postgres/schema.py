@@ -386,6 +386,24 @@ def _m020(conn: psycopg.Connection) -> None:
     conn.execute("CREATE INDEX idx_events_ingest_order ON events(ingest_xid, id)")
 
 
+def _m021(conn: psycopg.Connection) -> None:
+    # Costs stored at ingest (see the SQLite migration of the same name).
+    from obsctl.store import cost_sql
+
+    conn.execute("ALTER TABLE events ADD COLUMN cost_usd DOUBLE PRECISION")
+    conn.execute("ALTER TABLE sessions ADD COLUMN cost_usd DOUBLE PRECISION")
+    conn.execute("ALTER TABLE sessions ADD COLUMN unpriced_calls BIGINT NOT NULL DEFAULT 0")
+    conn.execute("""CREATE TABLE cost_prices (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        prices TEXT NOT NULL,
+                        mixed INTEGER NOT NULL DEFAULT 0,
+                        updated_at TEXT COLLATE "C" NOT NULL,
+                        repriced_at TEXT COLLATE "C")""")
+    conn.execute(cost_sql.SESSION_COSTS + " WHERE EXISTS (SELECT 1 FROM events e WHERE e.session_id = sessions.session_id)")
+    conn.execute(cost_sql.NOT_COSTED.format(
+        p="%s", now="to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"))
+
+
 def _m024(conn: psycopg.Connection) -> None:
     # The session list's filters on events (store/session_filter_sql.py): "sessions with an
     # event of model M / a call of tool T / an error event of type E" read the session ids
@@ -415,6 +433,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m018_dashboard_secret", _m018),
     ("m019_change_acks", _m019),
     ("m020_events_ingest_order", _m020),
+    ("m021_session_costs", _m021),
     ("m024_session_filter_indexes", _m024),
 ]
 

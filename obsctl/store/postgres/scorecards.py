@@ -51,60 +51,21 @@ def session_totals(conn: psycopg.Connection, since: str, until: str,
     return {row[0]: row[1:] for row in cursor}
 
 
-def model_names(conn: psycopg.Connection) -> list[str]:
-    """Every model name stored so far, from the event_stats rollup (which the ingest
-    transaction keeps exact); event_totals checks it and copes with any model it lacks."""
-    # In SQLite's order: first seen in a scan of the rollup in key order.
-    return [m for (m,) in conn.execute(
-        """SELECT model FROM (SELECT model, ROW_NUMBER() OVER (ORDER BY event_type, hour, model) AS n
-                              FROM event_stats WHERE model <> '') ranked
-           GROUP BY model ORDER BY MIN(n)""")]
-
-
-def event_totals(conn: psycopg.Connection, since: str, until: str, agent: str | None,
-                 prices: dict[str, tuple[float, float] | None]) -> tuple[dict, dict]:
+def event_totals(conn: psycopg.Connection, since: str, until: str, agent: str | None) -> dict:
     """Per group: (events, error_events, timed_events, tokens, cost), lifecycle events left
-    out, and {group: {model: (tokens_in, tokens_out)}} for the models missing from `prices`.
-
-    `prices` maps model names to USD per (input, output) token, None when unpriced; the cost
-    is priced in the same pass by a CASE over those models (as on SQLite: an integer times a
-    float price is a DOUBLE PRECISION, summed as such, in SQLite's order). A group's cost is None when none of
-    its events is priced by `prices`.
-    """
+    out; the cost is the sum stored with the events at ingest (summed in SQLite's order, so
+    it rounds the same), None when none was priced."""
     group, where, params = _grouping(since, until, agent)
-    priced = [(model, price) for model, price in prices.items() if price is not None]
-    cost = "NULL::float8"
-    if priced:
-        cost = ("CASE e.model " + " ".join(
-            "WHEN %s THEN COALESCE(e.tokens_in, 0) * %s + COALESCE(e.tokens_out, 0) * %s"
-            for _ in priced) + " END")
-    cost_params = [v for model, (p_in, p_out) in priced for v in (model, p_in, p_out)]
-    listed = list(prices)
-    # SQLite's `model NOT IN ()` is true even for a NULL model; `NOT model = ANY('{}')` is not.
-    unlisted_model = "(cardinality(%s::text[]) = 0 OR NOT e.model = ANY(%s::text[]))"
     rows = conn.execute(
         f"""SELECT {group}, COUNT(*), SUM(e.is_error), COUNT(e.duration_ms),
                    COALESCE(SUM(e.tokens_in), 0) + COALESCE(SUM(e.tokens_out), 0),
-                   SUM({cost} ORDER BY {_SQLITE_SCAN_ORDER}),
-                   SUM(CASE WHEN e.model IS NOT NULL AND {unlisted_model} THEN 1 ELSE 0 END)
+                   SUM(e.cost_usd ORDER BY {_SQLITE_SCAN_ORDER})
             FROM sessions s JOIN events e ON e.session_id = s.session_id
             WHERE {where} AND {_NOT_LIFECYCLE}
             GROUP BY 1 ORDER BY 1""",
-        [*cost_params, listed, listed, *params],
+        params,
     ).fetchall()
-    totals = {row[0]: row[1:6] for row in rows}
-    unlisted: dict = {}
-    if any(row[6] for row in rows):
-        for g, model, tokens_in, tokens_out in conn.execute(
-                f"""SELECT {group}, e.model, COALESCE(SUM(e.tokens_in), 0),
-                           COALESCE(SUM(e.tokens_out), 0)
-                    FROM sessions s JOIN events e ON e.session_id = s.session_id
-                    WHERE {where} AND {_NOT_LIFECYCLE} AND {unlisted_model}
-                    GROUP BY 1, 2 ORDER BY 1, 2 NULLS FIRST""",
-                [*params, listed, listed]):
-            unlisted.setdefault(g, {})[model] = (tokens_in, tokens_out)
-    return totals, unlisted
-
+    return {row[0]: row[1:6] for row in rows}
 
 def duration_percentiles(conn: psycopg.Connection, since: str, until: str, agent: str | None,
                          counts: dict) -> dict:

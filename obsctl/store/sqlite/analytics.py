@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sqlite_utils
 
+from obsctl.store.analytics_sql import COST_BY_AGENT_DAY as _COST_BY_AGENT_DAY
+from obsctl.store.analytics_sql import COST_BY_MODEL as _COST_BY_MODEL
 from obsctl.store.analytics_sql import EVENT_TYPES as _EVENT_TYPES
 from obsctl.store.analytics_sql import HOURLY as _HOURLY
 from obsctl.store.analytics_sql import OVERVIEW as _OVERVIEW
@@ -118,3 +120,14 @@ def event_type_counts(db: sqlite_utils.Database) -> list[tuple]:
 def hourly_counts(db: sqlite_utils.Database) -> list[tuple]:
     """(hour 0-23 UTC, event count) for the hours that have events."""
     return db.conn.execute(_HOURLY).fetchall()
+
+
+def cost_by_agent_day(db: sqlite_utils.Database) -> list[tuple]:
+    """(agent_name, start day, cost_usd or None, unpriced calls, sessions) of every group."""
+    return db.conn.execute(_COST_BY_AGENT_DAY).fetchall()
+
+
+def cost_by_model(db: sqlite_utils.Database) -> list[tuple]:
+    """(model or None, cost_usd or None, unpriced calls, calls) over the calls that used tokens,
+    most cost first, unpriced models last."""
+    return db.conn.execute(_COST_BY_MODEL).fetchall()

@@ -10,10 +10,11 @@ from obsctl.models.ingest import EventRow
 from obsctl.store.merge import last_per_session as _last_per_session
 from obsctl.store.merge import merge_end as _merge_end
 from obsctl.store.merge import merge_start as _merge_start
-from obsctl.store.sqlite import bulk, event_stats
+from obsctl.store.sqlite import bulk, costs, event_stats
 
-# The columns written, in the order of the rows' fields (models/ingest.py EventRow).
-EVENT_COLUMNS = EventRow._fields
+# The columns written, in the order of the rows' fields (models/ingest.py EventRow), then the
+# event's cost (services/ingest._prepare).
+EVENT_COLUMNS = (*EventRow._fields, "cost_usd")
 _INSERT_EVENTS = f"INSERT INTO events ({', '.join(EVENT_COLUMNS)})"
 _INSERT_EVENTS_OR_IGNORE = _INSERT_EVENTS.replace("INSERT INTO", "INSERT OR IGNORE INTO", 1)
 _EVENT_ROW = bulk.placeholders(len(EVENT_COLUMNS))
@@ -24,9 +25,9 @@ _EVENT_ROW = bulk.placeholders(len(EVENT_COLUMNS))
 _INSERT_SESSIONS = """
 INSERT INTO sessions (session_id, agent_name, started_at, status, total_tokens_in,
                       total_tokens_out, event_count, error_count, total_duration_ms, last_event_at,
-                      body_events, error_events, last_seen_at)"""
+                      body_events, error_events, cost_usd, unpriced_calls, last_seen_at)"""
 # last_seen_at: the server's clock (when the session last received an event).
-_SESSION_ROW = "(?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+_SESSION_ROW = "(?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
 _ADD_TO_SESSIONS = """
 ON CONFLICT(session_id) DO UPDATE SET
     total_tokens_in = total_tokens_in + excluded.total_tokens_in,
@@ -36,6 +37,9 @@ ON CONFLICT(session_id) DO UPDATE SET
     body_events = body_events + excluded.body_events,
     error_events = error_events + excluded.error_events,
     total_duration_ms = total_duration_ms + excluded.total_duration_ms,
+    cost_usd = CASE WHEN excluded.cost_usd IS NULL THEN sessions.cost_usd
+                    ELSE COALESCE(sessions.cost_usd, 0) + excluded.cost_usd END,
+    unpriced_calls = unpriced_calls + excluded.unpriced_calls,
     started_at = MIN(started_at, excluded.started_at),
     last_event_at = MAX(COALESCE(last_event_at, ''), excluded.last_event_at),
     agent_name = CASE WHEN sessions.agent_name = 'unknown' THEN excluded.agent_name
@@ -94,6 +98,7 @@ def write_batch(
     totals: dict[tuple, list],
     *,
     skip_existing: bool = False,
+    prices: str | None = None,
 ) -> int:
     """Write one validated batch; returns how many event rows were inserted.
 
@@ -102,12 +107,14 @@ def write_batch(
     was skipped, so session totals never count a duplicate).
 
     session_deltas: (session_id, agent_name, started_at, tokens_in, tokens_out, events,
-    errors, duration_ms, last_event_at, body_events, error_events), the last two counting
-    only the events other than session_start/session_end; starts: (agent_name, metadata_json, timestamp,
+    errors, duration_ms, last_event_at, body_events, error_events, cost_usd, unpriced_calls),
+    body_events and error_events counting only the events other than session_start/session_end,
+    cost_usd None when no event of the batch was priced; starts: (agent_name, metadata_json, timestamp,
     session_id); ends: (ended_at, status, final_tokens_in, final_tokens_out, session_id).
     rows are tuples in EventRow's order (plain tuples bind fastest); totals: the rows' totals
     for the event_stats rollup, (event_type, hour, model or '') -> [events, tokens in, tokens
-    out, duration sum, durations counted] (worked out by the caller, before the writer's turn).
+    out, duration sum, durations counted] (worked out by the caller, before the writer's turn);
+    prices: the version of the price table that costed the rows (recorded, store/sqlite/costs.py).
     """
     conn = db.conn
     # A few statements of many rows each, not one per row (see bulk.py).
@@ -119,6 +126,8 @@ def write_batch(
     if inserted == len(rows):  # fewer means the caller rolls back and redoes the batch
         event_stats.add_totals(conn, totals)
         event_stats.count_inserted(conn, inserted)
+        if prices is not None:
+            costs.record_prices(conn, prices)
     if bulk.UPDATE_FROM:
         head, tail = _APPLY_STARTS
         bulk.execute_rows(conn, head, bulk.placeholders(4), _last_per_session(starts, _merge_start), tail)

@@ -71,15 +71,11 @@ def duration_at_rank(db: sqlite_utils.Database, since: str, until: str | None,
     return None if row is None else row[0]
 
 
-def tokens_by_model(db: sqlite_utils.Database, since: str, until: str | None,
-                    agent: str | None) -> list[tuple[str, int, int]]:
-    """(model, tokens_in, tokens_out) summed per model over the window's events with a model."""
+def window_cost(db: sqlite_utils.Database, since: str, until: str | None,
+                agent: str | None) -> float | None:
+    """The USD cost stored with the window's events (None when none of them was priced)."""
     where, params = _window(since, until, agent)
-    return db.conn.execute(
-        f"SELECT e.model, COALESCE(SUM(e.tokens_in), 0), COALESCE(SUM(e.tokens_out), 0) "
-        f"{where} AND e.model IS NOT NULL GROUP BY e.model",
-        params,
-    ).fetchall()
+    return db.conn.execute(f"SELECT SUM(e.cost_usd) {where}", params).fetchone()[0]
 
 
 def sessions_started(db: sqlite_utils.Database, since: str, until: str | None,

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 import sqlite_utils
 
-from obsctl.store.sqlite import event_stats
+from obsctl.store.sqlite import costs, event_stats
 from obsctl.store.sqlite import ingest as event_store
 
 _CHUNK = 900
@@ -78,7 +78,7 @@ def move_trace_events(db: sqlite_utils.Database, trace_id: str, from_session: st
     agent, metadata = source if source else ("unknown", None)
     # The target session is created or credited first: events may only point at a session.
     event_store.write_batch(db, [], [(to_session, agent, first, tokens_in, tokens_out, count,
-                                      errors, duration, last, body, body_errors)], [], [], {})
+                                      errors, duration, last, body, body_errors, None, 0)], [], [], {})
     conn.execute("UPDATE sessions SET metadata = ? WHERE session_id = ? AND metadata IS NULL",
                  [metadata, to_session])
     conn.execute("UPDATE events SET session_id = ? WHERE event_id >= ? AND event_id < ? "
@@ -91,6 +91,8 @@ def move_trace_events(db: sqlite_utils.Database, trace_id: str, from_session: st
                                  "body_errors": body_errors, "sid": from_session})
     else:
         conn.execute("DELETE FROM sessions WHERE session_id = ?", [from_session])
+    # Costs move with the events: both sessions' sums again from what each now holds.
+    costs.recount_costs(conn, [to_session, from_session] if remaining else [to_session])
     return count
 
 
@@ -162,14 +164,15 @@ def counted_usage(db: sqlite_utils.Database, event_ids: Sequence[str]) -> list[t
 def retract_usage(db: sqlite_utils.Database, rows: Sequence[tuple]) -> None:
     """Stop counting the usage of some events: (event_id, session_id, event_type, timestamp,
     model, tokens_in, tokens_out, metadata) as counted_usage read them (counts 0 for none),
-    with the metadata to store. Their token columns become NULL and the counts are taken off
-    their sessions' totals and the event_stats rollup."""
+    with the metadata to store. Their token and cost columns become NULL and the counts are
+    taken off their sessions' totals (costs recounted) and the event_stats rollup."""
     conn = db.conn
-    conn.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, metadata = ? WHERE event_id = ?",
+    conn.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, cost_usd = NULL, metadata = ? WHERE event_id = ?",
                      [(r[7], r[0]) for r in rows])
     conn.executemany("UPDATE sessions SET total_tokens_in = total_tokens_in - ?, "
                      "total_tokens_out = total_tokens_out - ? WHERE session_id = ?",
                      [(r[5], r[6], r[1]) for r in rows])
+    costs.recount_costs(conn, sorted({r[1] for r in rows}))
     event_stats.add_totals(conn, _rollup_change(rows))
 
 

@@ -414,6 +414,31 @@ def m020_events_ingest_order(db):
 
 
 @migrations()
+def m021_session_costs(db):
+    # What calls cost, stored at ingest (services/ingest._prepare) so that no read prices
+    # events in Python: each event's cost (NULL: no tokens, or a model without a known price),
+    # each session's sum of its priced events (NULL: none priced) and its calls that used
+    # tokens without a known price, and the price table those costs came from. Events stored
+    # before have no cost: their sessions count them as unpriced until `obsctl db reprice`.
+    from obsctl.store import cost_sql
+
+    db.executescript(f"""
+        ALTER TABLE events ADD COLUMN cost_usd REAL;
+        ALTER TABLE sessions ADD COLUMN cost_usd REAL;
+        ALTER TABLE sessions ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE cost_prices (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            prices TEXT NOT NULL,
+            mixed INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL,
+            repriced_at TEXT
+        );
+        {cost_sql.SESSION_COSTS};
+    """)
+    db.execute(cost_sql.NOT_COSTED.format(p="?", now="strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"))
+
+
+@migrations()
 def m024_session_filter_indexes(db):
     # The session list's filters on events (store/session_filter_sql.py): "sessions with an
     # event of model M / a call of tool T / an error event of type E" read the session ids

@@ -46,54 +46,19 @@ def session_totals(db: sqlite_utils.Database, since: str, until: str,
     return {row[0]: row[1:] for row in cursor}
 
 
-def model_names(db: sqlite_utils.Database) -> list[str]:
-    """Every model name stored so far, from the event_stats rollup (which the ingest
-    transaction keeps exact); event_totals checks it and copes with any model it lacks."""
-    return [m for (m,) in db.conn.execute("SELECT DISTINCT model FROM event_stats WHERE model != ''")]
-
-
-def event_totals(db: sqlite_utils.Database, since: str, until: str, agent: str | None,
-                 prices: dict[str, tuple[float, float] | None]) -> tuple[dict, dict]:
+def event_totals(db: sqlite_utils.Database, since: str, until: str, agent: str | None) -> dict:
     """Per group: (events, error_events, timed_events, tokens, cost), lifecycle events left
-    out, and {group: {model: (tokens_in, tokens_out)}} for the models missing from `prices`.
-
-    `prices` maps model names to USD per (input, output) token, None when unpriced. The
-    cost is priced in the same pass by a CASE over those models: grouping by model as well
-    would sort every event of the window, and calling Python per event costs as much. A
-    group's cost is None when none of its events is priced by `prices`.
-    """
+    out; the cost is the sum stored with the events at ingest, None when none was priced."""
     group, where, params = _grouping(since, until, agent)
-    priced = [(model, price) for model, price in prices.items() if price is not None]
-    cost = "NULL"
-    if priced:
-        cost = ("CASE e.model " + " ".join(
-            "WHEN ? THEN COALESCE(e.tokens_in, 0) * ? + COALESCE(e.tokens_out, 0) * ?"
-            for _ in priced) + " END")
-    cost_params = [v for model, (p_in, p_out) in priced for v in (model, p_in, p_out)]
-    listed = ", ".join("?" for _ in prices)
-    conn = db.conn
-    rows = conn.execute(
+    rows = db.conn.execute(
         f"""SELECT {group}, COUNT(*), SUM(e.is_error), COUNT(e.duration_ms),
-                   COALESCE(SUM(e.tokens_in), 0) + COALESCE(SUM(e.tokens_out), 0),
-                   SUM({cost}), SUM(e.model IS NOT NULL AND e.model NOT IN ({listed}))
+                   COALESCE(SUM(e.tokens_in), 0) + COALESCE(SUM(e.tokens_out), 0), SUM(e.cost_usd)
             FROM sessions s JOIN events e ON e.session_id = s.session_id
             WHERE {where} AND {_NOT_LIFECYCLE}
             GROUP BY 1""",
-        [*cost_params, *prices, *params],
+        params,
     ).fetchall()
-    totals = {row[0]: row[1:6] for row in rows}
-    unlisted: dict = {}
-    if any(row[6] for row in rows):
-        for g, model, tokens_in, tokens_out in conn.execute(
-                f"""SELECT {group}, e.model, COALESCE(SUM(e.tokens_in), 0),
-                           COALESCE(SUM(e.tokens_out), 0)
-                    FROM sessions s JOIN events e ON e.session_id = s.session_id
-                    WHERE {where} AND {_NOT_LIFECYCLE} AND e.model NOT IN ({listed})
-                    GROUP BY 1, 2""",
-                [*params, *prices]):
-            unlisted.setdefault(g, {})[model] = (tokens_in, tokens_out)
-    return totals, unlisted
-
+    return {row[0]: row[1:6] for row in rows}
 
 def duration_percentiles(db: sqlite_utils.Database, since: str, until: str, agent: str | None,
                          counts: dict) -> dict:

@@ -32,6 +32,7 @@ REPOSITORIES = {
     "alerts": "alerts",
     "analytics": "analytics",
     "changes": "changes",
+    "costs": "costs",
     "dashboard": "dashboard",
     "events": "events",
     "ingest": "ingest",
@@ -110,6 +111,9 @@ class SqliteStore:
     """obsctl's store over one SQLite file (see the module docstring)."""
 
     backend = "sqlite"
+    # The price table ingest costs events with (services/pricing.pricer_of) and its file.
+    pricer = None
+    prices_path = None
 
     def __init__(self, connections, *, path: Path | None = None):
         self._connections = connections
@@ -172,6 +176,8 @@ class SqliteStore:
             if store is None:
                 store = SqliteStore.over(handle, self.path)
                 setattr(handle, _STORE_ATTR, store)
+            # The writer's store costs events with this store's price table.
+            store.pricer, store.prices_path = self.pricer, self.prices_path
             return work(store)
 
         try:

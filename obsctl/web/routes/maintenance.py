@@ -9,7 +9,7 @@ from flask import Blueprint
 
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
-from obsctl.models.maintenance import DbInfo, PruneInput, PruneResult
+from obsctl.models.maintenance import DbInfo, PriceTable, PruneInput, PruneResult, RepriceResult
 from obsctl.services import maintenance as service
 from obsctl.web.http import bool_arg, get_settings, get_store, json_body, json_response
 from obsctl.web.openapi_util import error_responses, json_content, operation, query_param, ref
@@ -51,7 +51,12 @@ def db_info():
     return json_response(service.db_info(get_store(), where, check=bool_arg("check", True)))
 
 
-OPENAPI_MODELS = (PruneInput, PruneResult, DbInfo)
+@blueprint.post("/db/reprice")
+def reprice():
+    return json_response(service.reprice(get_store()))
+
+
+OPENAPI_MODELS = (PruneInput, PruneResult, DbInfo, PriceTable, RepriceResult)
 
 OPENAPI_PATHS = {
     "/prune": {
@@ -70,6 +75,15 @@ OPENAPI_PATHS = {
             params=[query_param("check", {"type": "boolean", "default": True},
                                 "Run the integrity check (it reads the whole SQLite file); false skips it")],
             ok=json_content(ref(DbInfo)),
+            errors=error_responses(400),
+        ),
+    },
+    "/db/reprice": {
+        "post": operation(
+            "maintenance",
+            "Cost every stored event and session again with the server's price table "
+            "(genai-prices and its OBSCTL_PRICES), after either changed",
+            ok=json_content(ref(RepriceResult)),
             errors=error_responses(400),
         ),
     },

@@ -18,7 +18,7 @@ from obsctl.services import sla as sla_service
 from obsctl.services import triage as triage_service
 from obsctl.services import webhooks as webhook_service
 from obsctl.services.alerts import rules as alert_rules
-from obsctl.services.pricing import pricer_for
+from obsctl.services.pricing import format_usd, pricer_for
 from obsctl.services.sessions.compare import compare_sessions
 from obsctl.services.sessions.export import export_session
 from obsctl.services.sessions.filters import sort_choices
@@ -65,6 +65,7 @@ blueprint.add_app_template_global(session_path, "session_path")
 blueprint.add_app_template_global(lambda agent: f"/ui/scorecards/{quote(agent, safe='')}", "scorecard_path")
 blueprint.add_app_template_filter(fmt_ms, "ms")
 blueprint.add_app_template_filter(fmt_num, "num")
+blueprint.add_app_template_filter(lambda v: "–" if v is None else format_usd(v), "usd")
 blueprint.add_app_template_filter(pretty_json, "pretty")
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from obsctl.errors import InvalidInput
@@ -14,9 +12,8 @@ from obsctl.services.metrics import (
     compute_metric_groups,
     compute_metrics,
 )
-from obsctl.services.pricing import Pricer
 from obsctl.store.sqlite import metrics as store
-from tests.conftest import event
+from tests.conftest import event, use_prices
 
 SINCE, UNTIL = "2026-01-01T11:00:00.000Z", "2026-01-01T12:00:00.000Z"
 
@@ -26,7 +23,13 @@ def ts(hhmm: str) -> str:
 
 
 @pytest.fixture
-def window(db):
+def pricer(db, tmp_path):
+    """The prices the events are costed with at ingest: gpt-test $2 / $10 per million tokens."""
+    return use_prices(db, tmp_path, {"gpt-test": {"input_per_mtok": 2, "output_per_mtok": 10}})
+
+
+@pytest.fixture
+def window(db, pricer):
     """Two sessions with events in 11:00-12:00 and one with none inside it.
 
     In the window: alpha/s1 llm 100 ms (100+50 tokens of gpt-test), tool 200 ms, failed tool
@@ -55,15 +58,8 @@ def window(db):
     return db
 
 
-@pytest.fixture
-def pricer(tmp_path):
-    path = tmp_path / "prices.json"
-    path.write_text(json.dumps({"gpt-test": {"input_per_mtok": 2, "output_per_mtok": 10}}))
-    return Pricer(path)
-
-
-def all_metrics(db, agent=None, pricer=None):
-    return compute_metrics(db, METRICS, since=SINCE, until=UNTIL, agent=agent, pricer=pricer)
+def all_metrics(db, agent=None):
+    return compute_metrics(db, METRICS, since=SINCE, until=UNTIL, agent=agent)
 
 
 def test_metric_names_are_the_seven_of_the_spec():
@@ -72,7 +68,7 @@ def test_metric_names_are_the_seven_of_the_spec():
 
 
 def test_all_metrics_over_the_window(window, pricer):
-    assert all_metrics(window, pricer=pricer) == pytest.approx({
+    assert all_metrics(window) == pytest.approx({
         "avg_duration_ms": (100 + 200 + 300 + 400 + 1000) / 5,
         "p95_duration_ms": 1000.0,
         "error_rate": 100 * 2 / 6,
@@ -85,7 +81,7 @@ def test_all_metrics_over_the_window(window, pricer):
 
 
 def test_agent_filter_uses_the_session_agent(window, pricer):
-    assert all_metrics(window, agent="alpha", pricer=pricer) == pytest.approx({
+    assert all_metrics(window, agent="alpha") == pytest.approx({
         "avg_duration_ms": 200.0,
         "p95_duration_ms": 300.0,
         "error_rate": 100 / 3,
@@ -94,7 +90,7 @@ def test_agent_filter_uses_the_session_agent(window, pricer):
         "avg_cost": 0.0007,
         "session_count": 1,
     })
-    beta = all_metrics(window, agent="beta", pricer=pricer)
+    beta = all_metrics(window, agent="beta")
     assert beta["avg_duration_ms"] == 700.0
     assert beta["tool_error_rate"] is None
     assert beta["session_count"] == 0
@@ -102,7 +98,7 @@ def test_agent_filter_uses_the_session_agent(window, pricer):
 
 
 def test_no_data_is_none_except_session_count(window, pricer):
-    values = all_metrics(window, agent="nobody", pricer=pricer)
+    values = all_metrics(window, agent="nobody")
     assert values == {m: None for m in METRICS} | {"session_count": 0}
 
 
@@ -117,9 +113,10 @@ def test_open_ended_window_includes_later_events(window):
     assert compute_metric(window, "error_rate", since=SINCE) == pytest.approx(100 * 3 / 7)
 
 
-def test_avg_cost_is_none_when_nothing_is_priced(window):
-    # Without the override gpt-test and unpriced-model have no price.
-    assert compute_metric(window, "avg_cost", since=SINCE, until=UNTIL, pricer=Pricer()) is None
+def test_avg_cost_is_none_when_nothing_is_priced(db):
+    # Without the override gpt-test has no price: its calls were stored unpriced.
+    ingest_events(db, [event("s1", timestamp=ts("11:10"), model="gpt-test", tokens_in=100, tokens_out=50)])
+    assert compute_metric(db, "avg_cost", since=SINCE, until=UNTIL) is None
 
 
 def test_avg_cost_counts_sessions_with_only_unpriced_events(db, pricer):
@@ -128,7 +125,7 @@ def test_avg_cost_counts_sessions_with_only_unpriced_events(db, pricer):
         event("b", timestamp=ts("11:05"), model="mystery", tokens_in=1_000_000),
     ])
     # $2 for session a, nothing for b: the mean over both sessions is $1.
-    assert compute_metric(db, "avg_cost", since=SINCE, until=UNTIL, pricer=pricer) == pytest.approx(1.0)
+    assert compute_metric(db, "avg_cost", since=SINCE, until=UNTIL) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("n, expected", [(1, 1), (2, 2), (19, 19), (20, 19), (21, 20), (100, 95),
@@ -162,7 +159,7 @@ def test_unknown_metric_names_the_valid_ones(db):
 def test_groups_answer_each_query(window, pricer):
     queries = [("error_rate", SINCE, UNTIL, None), ("avg_tokens", SINCE, UNTIL, "alpha"),
                ("session_count", SINCE, UNTIL, "beta"), ("error_rate", SINCE, UNTIL, "alpha")]
-    results = compute_metric_groups(window, queries, pricer=pricer)
+    results = compute_metric_groups(window, queries)
     assert results == pytest.approx({
         ("error_rate", SINCE, UNTIL, None): 100 * 2 / 6,
         ("avg_tokens", SINCE, UNTIL, "alpha"): 150.0,

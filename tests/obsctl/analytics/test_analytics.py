@@ -9,12 +9,14 @@ from obsctl.services.analytics import first_day, get_analytics
 from obsctl.services.ingest import ingest_events
 from obsctl.store.sqlite import event_stats
 from obsctl.store.sqlite.ingest import EVENT_COLUMNS
-from tests.conftest import event
+from tests.conftest import event, use_prices
 
 AT = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
 
-def seed(db):
+def seed(db, tmp_path=None):
+    if tmp_path is not None:
+        use_prices(db, tmp_path)  # gpt-4o: $1 / $2 per million tokens in / out; claude unpriced
     ingest_events(db, [
         event("s1", "session_start", agent_name="alpha", timestamp="2026-03-01T09:00:00Z"),
         event("s1", model="gpt-4o", tokens_in=100, tokens_out=50, duration_ms=200,
@@ -44,8 +46,8 @@ def hourly(**counts):
     return [{"hour": h, "event_count": counts.get(f"h{h}", 0)} for h in range(24)]
 
 
-def test_analytics_values_are_exact(db):
-    seed(db)
+def test_analytics_values_are_exact(db, tmp_path):
+    seed(db, tmp_path)
     assert get_analytics(db, at=AT) == {
         "overview": {
             "total_sessions": 4, "active_sessions": 1, "completed_sessions": 2, "error_sessions": 1,
@@ -78,6 +80,27 @@ def test_analytics_values_are_exact(db):
             {"day": "2026-03-05", "session_count": 1, "total_tokens": 15},
         ],
         "hourly_activity": hourly(h0=3, h8=3, h9=4, h15=1, h23=2),
+        # gpt-4o: s1 100 x $1 + 50 x $2 per million = $0.0002, s2 300 + 2 x 100 = $0.0005,
+        # s3 10 + 2 x 5 = $0.00002; claude (s2) and the call without a model ("old") unpriced.
+        "costs": {
+            "total_usd": 0.00072, "unpriced_calls": 2,
+            "by_agent": [
+                {"agent_name": "beta", "cost_usd": 0.0005, "unpriced_calls": 1, "session_count": 1},
+                {"agent_name": "alpha", "cost_usd": 0.00022, "unpriced_calls": 0, "session_count": 2},
+                {"agent_name": "gamma", "cost_usd": None, "unpriced_calls": 1, "session_count": 1},
+            ],
+            "by_model": [
+                {"model": "gpt-4o", "cost_usd": 0.00072, "unpriced_calls": 0, "call_count": 3},
+                {"model": "claude", "cost_usd": None, "unpriced_calls": 1, "call_count": 1},
+                {"model": None, "cost_usd": None, "unpriced_calls": 1, "call_count": 1},
+            ],
+            # By the sessions' start day; "old" is before the 90 days.
+            "by_day": [
+                {"day": "2026-03-01", "cost_usd": 0.0002, "unpriced_calls": 0, "session_count": 1},
+                {"day": "2026-03-02", "cost_usd": 0.0005, "unpriced_calls": 1, "session_count": 1},
+                {"day": "2026-03-05", "cost_usd": 0.00002, "unpriced_calls": 0, "session_count": 1},
+            ],
+        },
     }
 
 
@@ -95,6 +118,7 @@ def test_empty_database(db):
         "event_types": [],
         "sessions_over_time": [],
         "hourly_activity": hourly(),
+        "costs": {"total_usd": None, "unpriced_calls": 0, "by_agent": [], "by_model": [], "by_day": []},
     }
 
 

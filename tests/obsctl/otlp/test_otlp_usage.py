@@ -223,3 +223,19 @@ def test_events_sent_to_the_events_api_are_never_retracted(store):
                        {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "3"}}]}]}]}]}), "json")
     assert span.stored == 1
     assert totals(store, "api")[0] == (12, 1)
+
+
+def test_a_retraction_takes_the_cost_with_the_tokens(store, tmp_path):
+    from tests.conftest import use_prices
+
+    use_prices(store, tmp_path)  # gpt-4o: $1 / $2 per million tokens in / out
+    chat, task, workflow = record(openllmetry)
+    send(store, [workflow, task])  # the task's tokens count, with no model: one unpriced call
+    session = get_session(store, "tl-session")
+    assert (session["cost_usd"], session["unpriced_calls"]) == (None, 1)
+    send(store, [chat])  # the model call: the task's usage is retracted, the call is priced
+    session = get_session(store, "tl-session")
+    # 80 x $1 + 12 x $2 per million
+    assert (session["cost_usd"], session["unpriced_calls"]) == (0.000104, 0)
+    task_event = next(e for e in session["events"] if e["metadata"]["span_name"] == "answer.task")
+    assert task_event["cost_usd"] is None

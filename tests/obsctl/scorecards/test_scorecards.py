@@ -72,7 +72,8 @@ def priced(db_url, prices_file) -> Settings:
 
 
 @pytest.fixture
-def fleet(db):
+def fleet(db, prices_file):
+    db.prices_path, db.pricer = prices_file, None  # the events are costed at ingest
     ingest_events(db, fleet_events())
     return db
 
@@ -228,13 +229,13 @@ def test_percentiles_do_not_depend_on_ingest_order(db, priced):
     assert (perf["a"]["fleet_p50_duration_ms"], perf["a"]["fleet_p95_duration_ms"]) == (260.0, 470.0)
 
 
-def test_models_missing_from_the_rollup_are_still_priced(fleet, priced):
-    # The model list comes from the event_stats rollup; were it ever to miss a model, the
-    # events of that model are priced in a second query instead of being left unpriced.
-    fleet.execute("DELETE FROM event_stats WHERE model = 'm-pricey'")
-    cards = {c["agent"]: c for c in list_scorecards(fleet, priced, at=AT)}
+def test_costs_are_the_ones_stored_at_ingest(fleet, db_url):
+    # The fleet was costed at ingest with PRICES: a reader without OBSCTL_PRICES scores the
+    # same (until `obsctl db reprice` costs the events again).
+    unpriced = Settings.from_env({}, db_url=db_url)
+    cards = {c["agent"]: c for c in list_scorecards(fleet, unpriced, at=AT)}
     assert (cards["beta"]["overall_score"], cards["beta"]["dimensions"]["efficiency"]["score"]) == (76.95, 32.8)
-    beta = get_scorecard(fleet, priced, "beta", at=AT)["breakdown"]["efficiency"]
+    beta = get_scorecard(fleet, unpriced, "beta", at=AT)["breakdown"]["efficiency"]
     assert beta["cost_usd"] == 0.05
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from obsctl.services.ingest import ingest_events
 from obsctl.timeutil import now
+from tests.conftest import use_prices
 from tests.obsctl.scorecards.test_scorecards import EXPECTED, PRICES, fleet_events, llm, session
 
 
@@ -28,8 +29,9 @@ def client(make_app, prices_env):
 
 
 @pytest.fixture
-def fleet(db):
-    # Relative to the real clock: the routes take "now" themselves.
+def fleet(db, tmp_path):
+    # Relative to the real clock: the routes take "now" themselves. Costed at ingest.
+    use_prices(db, tmp_path, PRICES)
     ingest_events(db, fleet_events(now()))
     return db
 

@@ -38,7 +38,8 @@ def test_show_json_equals_api_body(db, cli, client):
 def test_list_plain_output_when_piped(db, cli):
     seed(db)
     out = cli("sessions", "list").stdout.splitlines()
-    assert out[0].split("\t") == ["session_id", "agent", "status", "started_at", "events", "errors", "tokens"]
+    assert out[0].split("\t") == ["session_id", "agent", "status", "started_at", "events", "errors", "tokens",
+                                    "cost"]
     assert out[1].split("\t")[:3] == ["b", "unknown", "error"]
     assert out[2].split("\t")[:3] == ["a", "bot", "active"]
 

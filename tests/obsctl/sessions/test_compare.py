@@ -43,6 +43,8 @@ def test_session_summaries_are_exact(db):
         "session_id": "a", "agent_name": "bot", "status": "completed",
         "tokens_in": 400, "tokens_out": 150, "total_tokens": 550,
         "event_count": 5, "error_count": 0,
+        # genai-prices' gpt-4o: $2.50 / $10 per million tokens in / out.
+        "cost_usd": 0.0025, "unpriced_calls": 0,
         "total_processing_ms": 700.0, "avg_event_duration_ms": 233.333,
         "session_duration_ms": 10000.0,
         "models": {"gpt-4o": {"calls": 2, "tokens_in": 400, "tokens_out": 150,
@@ -54,6 +56,8 @@ def test_session_summaries_are_exact(db):
     b = result["session_b"]
     assert (b["status"], b["tokens_in"], b["tokens_out"], b["event_count"], b["error_count"]) == (
         "active", 200, 50, 5, 1)
+    # gpt-4o's 50 + 25 tokens priced; "claude" names no known model: one unpriced call.
+    assert (b["cost_usd"], b["unpriced_calls"]) == (0.000375, 1)
     assert b["total_processing_ms"] == 480.0
     assert b["avg_event_duration_ms"] == 120.0
     # Still active: measured to the last event.
@@ -80,6 +84,7 @@ def test_deltas_are_b_relative_to_a(db):
         "avg_event_duration_ms": {"absolute": -113.333, "percent": -48.57},
         # Wall clock: a ran 10 s to its end; b, still active, 4 s to its last event.
         "session_duration_ms": {"absolute": -6000.0, "percent": -60.0},
+        "cost_usd": {"absolute": -0.002125, "percent": -85.0},
     }
 
 

@@ -41,6 +41,7 @@ EXPECTED = """\
 - **Event types:** `tool_call` 2, `decision` 1, `llm_call` 1, `session_end` 1, `session_start` 1
 - **Errors:** 1 (event #5)
 - **Models:** `gpt-4o` (1 call, 120 in / 30 out tokens)
+- **Cost:** $0.000600 (USD)
 - **Tools:** `order_lookup` (1 call, 300 ms), `send_email` (1 call, 95.5 ms)
 - **Processing time:** 1,245.5 ms over all events, 415.17 ms on average
 """
@@ -80,7 +81,7 @@ def test_active_session_says_so_and_measures_to_the_last_event(db):
     assert "- **Ended:** not ended (active)\n" in text
     assert "- **Duration:** 400 ms so far\n" in text
     assert "2. **+0.400s** · `rate_limit` · **❌ ERROR**\n   - **Error:** 429 slow down\n" in text
-    assert "- **Models:** none\n- **Tools:** none\n" in text
+    assert "- **Models:** none\n- **Cost:** no priced call\n- **Tools:** none\n" in text
 
 
 def test_long_text_is_cut_to_one_line(db):

@@ -1,0 +1,46 @@
+"""The SQL of stored costs, the same on both backends but for the placeholder (`{p}`) and the
+clock (`{now}`): store/sqlite/costs.py and store/postgres/costs.py fill them in."""
+
+from __future__ import annotations
+
+# Which events are calls that used tokens (priced, or counted as unpriced).
+USED_TOKENS = "(COALESCE({t}tokens_in, 0) + COALESCE({t}tokens_out, 0)) > 0"
+
+# One row: the price table of the latest costs written, and whether costs written before them
+# came from another one (then `obsctl db reprice` makes them agree).
+RECORD = """
+INSERT INTO cost_prices (id, prices, mixed, updated_at) VALUES (1, {p}, 0, {now})
+ON CONFLICT (id) DO UPDATE SET
+    mixed = CASE WHEN cost_prices.prices = excluded.prices THEN cost_prices.mixed ELSE 1 END,
+    prices = excluded.prices, updated_at = excluded.updated_at
+"""
+REPRICED = """
+INSERT INTO cost_prices (id, prices, mixed, updated_at, repriced_at) VALUES (1, {p}, 0, {now}, {now})
+ON CONFLICT (id) DO UPDATE SET prices = excluded.prices, mixed = 0,
+    updated_at = excluded.updated_at, repriced_at = excluded.repriced_at
+"""
+# A database with events from before costs were stored: their price table is "none", so the
+# first costs written mark the table mixed (db info then says to run `obsctl db reprice`).
+NOT_COSTED = """
+INSERT INTO cost_prices (id, prices, mixed, updated_at)
+SELECT 1, 'none', 0, {now} WHERE EXISTS (SELECT 1 FROM events)
+"""
+PRICE_TABLE = "SELECT prices, mixed, updated_at, repriced_at FROM cost_prices WHERE id = 1"
+STORED_MODELS = "SELECT DISTINCT model FROM events WHERE model IS NOT NULL ORDER BY 1"
+SET_MODEL_COSTS = f"""
+UPDATE events SET cost_usd = CASE WHEN {USED_TOKENS.format(t='')}
+    THEN COALESCE(tokens_in, 0) * {{p}} + COALESCE(tokens_out, 0) * {{p}} END
+WHERE model = {{p}}
+"""
+SESSION_COSTS = f"""
+UPDATE sessions SET
+    cost_usd = (SELECT SUM(e.cost_usd) FROM events e WHERE e.session_id = sessions.session_id),
+    unpriced_calls = (SELECT COUNT(*) FROM events e WHERE e.session_id = sessions.session_id
+                      AND e.cost_usd IS NULL AND {USED_TOKENS.format(t='e.')})
+"""
+
+
+def price_row(row) -> dict | None:
+    """The price table row as a dict (None when no cost was ever written)."""
+    return None if row is None else {"prices": row[0], "mixed": bool(row[1]), "updated_at": row[2],
+                                     "repriced_at": row[3]}

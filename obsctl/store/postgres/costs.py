@@ -1,0 +1,52 @@
+"""Stored costs on PostgreSQL: the price table that costed the events, and recosting them all
+(`db reprice`). Ingest costs each event as it stores it (services/ingest._prepare) and adds the
+costs to its session (store/postgres/ingest.py); the SQL is store/cost_sql.py's."""
+
+from __future__ import annotations
+
+import psycopg
+
+from obsctl.store import cost_sql
+
+_NOW = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+_RECORD, _REPRICED, _SET_MODEL_COSTS, _SESSION_COSTS = (
+    sql.format(p="%s", now=_NOW) for sql in (cost_sql.RECORD, cost_sql.REPRICED, cost_sql.SET_MODEL_COSTS,
+                                            cost_sql.SESSION_COSTS))
+
+
+def record_prices(conn: psycopg.Connection, prices: str) -> None:
+    """Note that costs were just written with the price table `prices` (the ingest transaction)."""
+    conn.execute(_RECORD, [prices])
+
+
+def price_table(conn: psycopg.Connection) -> dict | None:
+    """The price table of the stored costs: {prices, mixed, updated_at, repriced_at}; None
+    before any event was costed."""
+    return cost_sql.price_row(conn.execute(cost_sql.PRICE_TABLE).fetchone())
+
+
+def stored_models(conn: psycopg.Connection) -> list[str]:
+    """The models named by stored events, in order."""
+    return [r[0] for r in conn.execute(cost_sql.STORED_MODELS)]
+
+
+def set_model_costs(conn: psycopg.Connection, model: str, input_per_token: float | None,
+                    output_per_token: float | None) -> int:
+    """Recost the events of `model` (NULL when its prices are None); returns how many."""
+    return conn.execute(_SET_MODEL_COSTS, [input_per_token, output_per_token, model]).rowcount
+
+
+def recount_session_costs(conn: psycopg.Connection) -> int:
+    """Every session's cost_usd and unpriced_calls again from its events; returns how many."""
+    return conn.execute(_SESSION_COSTS).rowcount
+
+
+def recount_costs(conn: psycopg.Connection, session_ids: list[str]) -> None:
+    """cost_usd and unpriced_calls of some sessions again from their events (within the
+    writing transaction: OTLP trace moves and usage retraction)."""
+    conn.execute(_SESSION_COSTS + " WHERE session_id = ANY(%s)", [list(session_ids)])
+
+
+def mark_repriced(conn: psycopg.Connection, prices: str) -> None:
+    """Every stored cost now comes from the price table `prices`."""
+    conn.execute(_REPRICED, [prices])
