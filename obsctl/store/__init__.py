@@ -37,6 +37,7 @@ from obsctl.store.repositories import (
     MetricsRepository,
     OtlpRepository,
     ScorecardsRepository,
+    SearchRepository,
     SessionAggregatesRepository,
     SessionsRepository,
     SlaRepository,
@@ -66,6 +67,7 @@ class Store(Protocol):
     metrics: MetricsRepository
     otlp: OtlpRepository
     scorecards: ScorecardsRepository
+    search: SearchRepository
     sessions: SessionsRepository
     session_aggregates: SessionAggregatesRepository
     sla: SlaRepository

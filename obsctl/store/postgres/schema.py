@@ -386,6 +386,17 @@ def _m020(conn: psycopg.Connection) -> None:
     conn.execute("CREATE INDEX idx_events_ingest_order ON events(ingest_xid, id)")
 
 
+def _m022(conn: psycopg.Connection) -> None:
+    # SQLite's m022 (full-text search, store/postgres/search.py): a GIN index on the english
+    # tsvector of the four text columns, per partition, kept by PostgreSQL itself on every
+    # write. The expression is a function so that queries name it exactly as the index does.
+    # CREATE INDEX reads the existing events in one pass (not in batches, unlike SQLite).
+    from obsctl.store.postgres import search
+
+    conn.execute(search.CREATE_FUNCTION)
+    conn.execute(f"CREATE INDEX idx_events_search ON events USING GIN ({search.VECTOR})")
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -405,6 +416,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m018_dashboard_secret", _m018),
     ("m019_change_acks", _m019),
     ("m020_events_ingest_order", _m020),
+    ("m022_event_search", _m022),
 ]
 
 

@@ -413,6 +413,20 @@ def m020_events_ingest_order(db):
     pass
 
 
+@migrations()
+def m022_event_search(db):
+    # Full-text search over what events said (store/sqlite/search.py): an FTS5 index of the
+    # four text columns, external content (the text stays in `events` alone, the index holds
+    # only terms), kept in step by triggers, so that every path that writes events (ingest,
+    # the server's writer, OTLP filling an event's contents later, session delete, prune,
+    # `db copy`) updates it in its own transaction. Events with none of the four columns are
+    # left out of the index; the delete and update triggers test the same condition.
+    from obsctl.store.sqlite import search
+
+    db.executescript(search.CREATE_INDEX)
+    search.index_existing(db.conn)
+
+
 def _session_stats_change(new: str | None, old: str | None, duration: str) -> str:
     """One trigger statement adding the `new` session row to its group and taking the `old`
     one away (either may be None; with both, they are in the same group)."""
