@@ -1,14 +1,20 @@
 """Full-text search over events on SQLite: an FTS5 index (porter stemming over unicode61
-words) of input_data, output_data, tool_call and decision_trace, external content (migration
-m022; the text itself stays in `events`).
+words) of input_data, output_data, tool_call and decision_trace (migration m022).
 
-Newest first reads the matches one of two ways, whichever reads fewer rows:
-- few matches (under COMMON_MATCHES): every match from the index, joined to its event and
-  session for the filters, sorted by time; the cost follows the number of matches;
-- a common query: the events newest first through the timestamp index (or the session's
-  index), each tested against the index by rowid (`MATCH ... AND rowid = e.id`, a seek in the
-  terms' lists), stopping at the page; the cost follows how far back the page reaches.
-By rank (bm25) every match is scored, so a common word costs its number of matches.
+Newest first is the index's own order. Each indexed event has a search key in
+`event_search_keys`: its timestamp in milliseconds times 16384, plus its place among the
+events of the same millisecond (in the order they were stored). The key is the FTS5 rowid,
+so that the index hands out matches newest first and stops at the page (`ORDER BY rowid
+DESC LIMIT`), and a window (`since`, `until`) is a rowid range inside the index: neither
+reads every match. The text itself stays in `events` alone (external content, read through
+the view `event_search_content`); triggers on `events` keep keys and index in step in every
+writing transaction (ingest, the server's writer, OTLP filling an event's contents later,
+session delete, prune, `db copy`).
+
+Filters on the session (agent) or the type are checked on each match, newest first, until the
+page is full. One session's events are read through its own index, each looked up in the
+search index by key. By rank (bm25) every match is scored: a common word costs its number of
+matches.
 """
 
 from __future__ import annotations
@@ -17,62 +23,91 @@ import sqlite3
 
 from obsctl.errors import InvalidInput
 from obsctl.models.sessions import EventSelection
-from obsctl.store.sqlite.events import _where as selection_where
 
 # The indexed columns, in the order of the FTS5 table's columns (snippet() takes an index).
 COLUMNS = ("input_data", "output_data", "tool_call", "decision_trace")
-# An event is indexed when it has one of them (the triggers and the backfill agree on it).
+SLOTS_PER_MS = 16384  # keys per millisecond; keeps year 1 to 9999 within 64-bit integers
+# An event is indexed (has a key) when it has one of them; removing an event's entry looks
+# its key up, so it does nothing for an event never indexed.
 _HAS_TEXT = " OR ".join(f"{{row}}.{c} IS NOT NULL" for c in COLUMNS)
 _VALUES = ", ".join(f"{{row}}.{c}" for c in COLUMNS)
+_NAMES = ", ".join(COLUMNS)
+
+
+def key_base(ts: str) -> str:
+    """SQL: the first key of the millisecond of the stored timestamp `ts` (SQL text)."""
+    return (f"((CAST(strftime('%s', {ts}) AS INTEGER) * 1000 + CAST(substr({ts}, 21, 3) AS INTEGER)) "
+            f"* {SLOTS_PER_MS})")
+
+
+# The next free key of the event's millisecond; past its last slot (more than 16384 events
+# stored in one millisecond), after every key (still unique; only its order is off).
+_NEXT_KEY = f"""(SELECT CASE WHEN k < {key_base('NEW.timestamp')} + {SLOTS_PER_MS} THEN k
+                        ELSE (SELECT MAX(key) + 1 FROM event_search_keys) END
+                 FROM (SELECT COALESCE(MAX(key) + 1, {key_base('NEW.timestamp')}) AS k FROM event_search_keys
+                       WHERE key >= {key_base('NEW.timestamp')}
+                       AND key < {key_base('NEW.timestamp')} + {SLOTS_PER_MS}))"""
+_ADD = f"""
+    INSERT INTO event_search_keys (key, event_rowid) SELECT {_NEXT_KEY}, NEW.id WHERE {_HAS_TEXT.format(row='NEW')};
+    INSERT INTO events_fts (rowid, {_NAMES})
+    SELECT key, {_VALUES.format(row='NEW')} FROM event_search_keys WHERE event_rowid = NEW.id;"""
+_REMOVE = f"""
+    INSERT INTO events_fts (events_fts, rowid, {_NAMES})
+    SELECT 'delete', key, {_VALUES.format(row='OLD')} FROM event_search_keys WHERE event_rowid = OLD.id;
+    DELETE FROM event_search_keys WHERE event_rowid = OLD.id;"""
 
 CREATE_INDEX = f"""
+CREATE TABLE event_search_keys (
+    key INTEGER PRIMARY KEY,
+    event_rowid INTEGER NOT NULL UNIQUE
+);
+CREATE VIEW event_search_content AS
+    SELECT k.key, {', '.join('e.' + c for c in COLUMNS)}
+    FROM event_search_keys k JOIN events e ON e.id = k.event_rowid;
 CREATE VIRTUAL TABLE events_fts USING fts5(
-    {', '.join(COLUMNS)}, content='events', content_rowid='id', tokenize='porter unicode61');
+    {_NAMES}, content='event_search_content', content_rowid='key', tokenize='porter unicode61');
 CREATE TRIGGER events_fts_insert AFTER INSERT ON events WHEN {_HAS_TEXT.format(row='NEW')}
-BEGIN
-    INSERT INTO events_fts (rowid, {', '.join(COLUMNS)}) VALUES (NEW.id, {_VALUES.format(row='NEW')});
+BEGIN {_ADD}
 END;
 CREATE TRIGGER events_fts_delete AFTER DELETE ON events WHEN {_HAS_TEXT.format(row='OLD')}
-BEGIN
-    INSERT INTO events_fts (events_fts, rowid, {', '.join(COLUMNS)})
-    VALUES ('delete', OLD.id, {_VALUES.format(row='OLD')});
+BEGIN {_REMOVE}
 END;
-CREATE TRIGGER events_fts_update AFTER UPDATE OF {', '.join(COLUMNS)} ON events
-BEGIN
-    INSERT INTO events_fts (events_fts, rowid, {', '.join(COLUMNS)})
-    SELECT 'delete', OLD.id, {_VALUES.format(row='OLD')} WHERE {_HAS_TEXT.format(row='OLD')};
-    INSERT INTO events_fts (rowid, {', '.join(COLUMNS)})
-    SELECT NEW.id, {_VALUES.format(row='NEW')} WHERE {_HAS_TEXT.format(row='NEW')};
+CREATE TRIGGER events_fts_update AFTER UPDATE OF {_NAMES}, timestamp ON events
+BEGIN {_REMOVE}{_ADD}
 END;
 """
 
 BACKFILL_BATCH = 20_000
-# Matches counted before a query counts as common (the module docstring): at 1M events,
-# reading this many rowids from the index takes about 2 ms.
-COMMON_MATCHES = 20_000
 # Markers of the matched words in snippets, replaced by the caller's (services/search.py).
 MARK_START, MARK_END = "\x02", "\x03"
 SNIPPET_TOKENS = 16
 
-# CROSS JOIN keeps the order written: the planner may not start from the sessions.
-_COLUMNS = "e.id, e.event_id, e.session_id, s.agent_name, e.event_type, e.timestamp"
-_ROW = _COLUMNS + " FROM events e {hint} CROSS JOIN sessions s ON s.session_id = e.session_id"
-_FIELDS = ("id", "event_id", "session_id", "agent_name", "event_type", "timestamp")
+_COLUMNS = "e.event_id, e.session_id, s.agent_name, e.event_type, e.timestamp, k.key"
+_FIELDS = ("event_id", "session_id", "agent_name", "event_type", "timestamp", "key")
 
 
 def index_existing(conn: sqlite3.Connection) -> int:
-    """Index the events stored before the index existed, in batches of rowids (each batch's
-    terms are merged into the index before the next is read); returns how many."""
-    last, indexed = 0, 0
+    """Index the events stored before the index existed: their keys in one statement (the
+    places within a millisecond need them all), then the index in batches of keys, merged
+    into one segment at the end; returns how many events were indexed."""
+    conn.execute(f"""
+        INSERT INTO event_search_keys (key, event_rowid)
+        SELECT {key_base('timestamp')} + ROW_NUMBER() OVER (PARTITION BY timestamp ORDER BY id) - 1, id
+        FROM events WHERE {_HAS_TEXT.format(row='events')}""")
+    last, indexed = None, 0
     while True:
-        high = conn.execute("SELECT MAX(id) FROM (SELECT id FROM events WHERE id > ? ORDER BY id LIMIT ?)",
-                            [last, BACKFILL_BATCH]).fetchone()[0]
+        after = "" if last is None else "WHERE key > ?"
+        high = conn.execute(f"SELECT MAX(key) FROM (SELECT key FROM event_search_keys {after} ORDER BY key LIMIT ?)",
+                            [*([] if last is None else [last]), BACKFILL_BATCH]).fetchone()[0]
         if high is None:
-            return indexed
+            break
         indexed += conn.execute(
-            f"INSERT INTO events_fts (rowid, {', '.join(COLUMNS)}) SELECT id, {_VALUES.format(row='events')} "
-            f"FROM events WHERE id > ? AND id <= ? AND ({_HAS_TEXT.format(row='events')})", [last, high]).rowcount
+            f"INSERT INTO events_fts (rowid, {_NAMES}) SELECT key, {_NAMES} FROM event_search_content "
+            f"WHERE key <= ? {'' if last is None else 'AND key > ?'} ORDER BY key",
+            [high, *([] if last is None else [last])]).rowcount
         last = high
+    conn.execute("INSERT INTO events_fts (events_fts) VALUES ('optimize')")
+    return indexed
 
 
 def match_expression(terms: list[tuple[str, str]]) -> str:
@@ -90,17 +125,14 @@ def search_events(conn: sqlite3.Connection, terms: list[tuple[str, str]], select
     """The matching events (newest first, or by rank), each with a snippet of the first
     column that matched and that column's name."""
     match = match_expression(terms)
-    clauses, params = selection_where(selection)
     try:
-        if sort == "rank":
-            rows = _by_rank(conn, match, clauses, params, limit)
-        elif selection.session_ids or _is_common(conn, match):
-            rows = _walking_time(conn, match, selection, clauses, params, limit)
+        if selection.session_ids:
+            rows = _session_events(conn, match, selection, sort, limit)
         else:
-            rows = _from_matches(conn, match, clauses, params, limit)
+            rows = _matches(conn, match, selection, sort, limit)
         found = [dict(zip(_FIELDS, row)) for row in rows]
         for event in found:
-            event["field"], event["snippet"] = _snippet(conn, match, event.pop("id"))
+            event["field"], event["snippet"] = _snippet(conn, match, event.pop("key"))
     except sqlite3.OperationalError as exc:
         if "fts5" in str(exc):  # the engine refused the query: the user's to fix
             raise InvalidInput(f"search query not understood: {exc}") from None
@@ -108,44 +140,69 @@ def search_events(conn: sqlite3.Connection, terms: list[tuple[str, str]], select
     return found
 
 
-def _is_common(conn: sqlite3.Connection, match: str) -> bool:
-    return conn.execute("SELECT COUNT(*) FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?)",
-                        [match, COMMON_MATCHES]).fetchone()[0] >= COMMON_MATCHES
+def _filters(selection: EventSelection) -> tuple[list[str], list]:
+    clauses: list[str] = []
+    params: list = []
+    for column, values in (("s.agent_name", selection.agents), ("e.session_id", selection.session_ids),
+                           ("e.event_type", selection.event_types)):
+        if values:
+            clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    return clauses, params
 
 
-def _and(clauses: list[str]) -> str:
-    return "".join(f" AND {c}" for c in clauses)
+def _window(selection: EventSelection, column: str) -> tuple[list[str], list]:
+    clauses, params = [], []
+    if selection.since is not None:
+        clauses.append(f"{column} >= {key_base('?')}")
+        params += [selection.since, selection.since]
+    if selection.until is not None:
+        clauses.append(f"{column} < {key_base('?')}")
+        params += [selection.until, selection.until]
+    return clauses, params
 
 
-def _from_matches(conn, match, clauses, params, limit):
+def _matches(conn, match, selection, sort, limit):
+    # CROSS JOIN keeps the order written: the index's matches drive, newest first.
+    window, window_params = _window(selection, "f.rowid")
+    filters, params = _filters(selection)
+    where = "".join(f" AND {c}" for c in (*window, *filters))
+    order = "f.rank, f.rowid DESC" if sort == "rank" else "f.rowid DESC"
     return conn.execute(
-        f"SELECT {_ROW.format(hint='')} WHERE e.id IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)"
-        f"{_and(clauses)} ORDER BY e.timestamp DESC, e.id DESC LIMIT ?", [match, *params, limit]).fetchall()
+        f"SELECT {_COLUMNS} FROM events_fts f CROSS JOIN event_search_keys k ON k.key = f.rowid "
+        f"CROSS JOIN events e ON e.id = k.event_rowid CROSS JOIN sessions s ON s.session_id = e.session_id "
+        f"WHERE events_fts MATCH ?{where} ORDER BY {order} LIMIT ?",
+        [match, *window_params, *params, limit]).fetchall()
 
 
-def _walking_time(conn, match, selection, clauses, params, limit):
-    # The index to walk is named: the planner would otherwise start from the matches.
-    index = "idx_events_session_ts" if selection.session_ids else "idx_events_ts"
-    return conn.execute(
-        f"SELECT {_ROW.format(hint=f'INDEXED BY {index}')} WHERE 1{_and(clauses)} "
-        f"AND EXISTS (SELECT 1 FROM events_fts WHERE events_fts MATCH ? AND rowid = e.id) "
-        f"ORDER BY e.timestamp DESC, e.id DESC LIMIT ?", [*params, match, limit]).fetchall()
+def _session_events(conn, match, selection, sort, limit):
+    # One session's events through its index, each looked up in the search index by key.
+    window, window_params = _window(selection, "k.key")
+    filters, params = _filters(selection)
+    where = " AND ".join((*filters, *window))
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM events e INDEXED BY idx_events_session_ts "
+        f"CROSS JOIN event_search_keys k ON k.event_rowid = e.id "
+        f"CROSS JOIN sessions s ON s.session_id = e.session_id WHERE {where} "
+        f"AND EXISTS (SELECT 1 FROM events_fts WHERE events_fts MATCH ? AND rowid = k.key) "
+        f"ORDER BY k.key DESC{'' if sort == 'rank' else ' LIMIT ?'}",
+        [*params, *window_params, match, *([] if sort == "rank" else [limit])]).fetchall()
+    if sort == "rank":  # a session's matches are few: rank them here
+        ranks = dict(conn.execute(
+            f"SELECT rowid, rank FROM events_fts WHERE events_fts MATCH ? AND rowid IN "
+            f"({', '.join('?' * len(rows))})", [match, *(r[-1] for r in rows)]).fetchall()) if rows else {}
+        rows = sorted(rows, key=lambda r: ranks.get(r[-1], 0.0))[:limit]
+    return rows
 
 
-def _by_rank(conn, match, clauses, params, limit):
-    return conn.execute(
-        f"SELECT {_COLUMNS} FROM events_fts f CROSS JOIN events e ON e.id = f.rowid "
-        f"CROSS JOIN sessions s ON s.session_id = e.session_id WHERE events_fts MATCH ?"
-        f"{_and(clauses)} ORDER BY f.rank, e.timestamp DESC, e.id DESC LIMIT ?", [match, *params, limit]).fetchall()
-
-
-def _snippet(conn: sqlite3.Connection, match: str, row_id: int) -> tuple[str | None, str | None]:
+def _snippet(conn: sqlite3.Connection, match: str, key: int) -> tuple[str | None, str | None]:
     snippets = ", ".join(f"snippet(events_fts, {i}, ?, ?, '…', {SNIPPET_TOKENS})" for i in range(len(COLUMNS)))
     row = conn.execute(f"SELECT {snippets} FROM events_fts WHERE events_fts MATCH ? AND rowid = ?",
-                       [*(MARK_START, MARK_END) * len(COLUMNS), match, row_id]).fetchone()
+                       [*(MARK_START, MARK_END) * len(COLUMNS), match, key]).fetchone()
     if row is None:
         return None, None
     for column, text in zip(COLUMNS, row):
         if text and MARK_START in text:
             return column, text
     return None, None
+

@@ -7,7 +7,14 @@ from flask import Blueprint, request
 from obsctl.models.search import SearchResult, SearchResults
 from obsctl.services import search as service
 from obsctl.web.http import get_store, int_arg, json_response, str_arg
-from obsctl.web.openapi_util import error_responses, int_query_param, json_content, operation, query_param, ref
+from obsctl.web.openapi_util import (
+    error_responses,
+    int_query_param,
+    json_content,
+    operation,
+    query_param,
+    ref,
+)
 
 blueprint = Blueprint("search", __name__)
 RATE_GROUP = "sessions"  # it reads what sessions said: their per-IP limit

@@ -194,15 +194,19 @@ def test_terminal_shows_matches_in_bold(cli, loaded, terminal):
     assert "[" not in result.stdout.split("\n", 2)[2]  # bold, not markers
 
 
-@pytest.mark.sqlite_only
-def test_common_queries_walk_time_with_the_same_answers(loaded, monkeypatch):
-    from obsctl.store.sqlite import search as sqlite_search
+def test_window_bounds_and_events_of_one_millisecond(store):
+    # Three events in one millisecond: newest first is the order they were stored, reversed.
+    ingest_events(store, [ev("s-t", f"t{n}", 30, "llm_call", output_data={"text": "tie"}) for n in range(3)]
+                  + [ev("s-t", "t3", 31, "llm_call", output_data={"text": "tie"})])
+    assert ids(search_events(store, "tie")) == ["t3", "t2", "t1", "t0"]
+    assert ids(search_events(store, "tie", since=at(30), until=at(31))) == ["t2", "t1", "t0"]
+    assert ids(search_events(store, "tie", since=at(31), until=at(32))) == ["t3"]
+    assert ids(search_events(store, "tie", session="s-t", since=at(30), until=at(31), limit=2)) == ["t2", "t1"]
 
-    queries = [("timeout", {}), ("time*", {"agent": ["research-agent"]}), ("timeout", {"since": at(5), "until": at(60)}),
-               ("timeout", {"limit": 2}), ("timeout", {"session": "s-b"})]
-    expected = [search_events(loaded, q, **kw) for q, kw in queries]
-    monkeypatch.setattr(sqlite_search, "COMMON_MATCHES", 1)
-    assert [search_events(loaded, q, **kw) for q, kw in queries] == expected
+
+def test_one_sessions_matches_by_rank(loaded):
+    data = search_events(loaded, "timeout", session="s-b", sort="rank")
+    assert sorted(ids(data)) == ["b2", "b3"]
 
 
 @pytest.mark.sqlite_only
@@ -214,7 +218,8 @@ def test_the_migration_indexes_events_stored_before_it(db_path):
     # As before m022: no index, no triggers, the migration not recorded.
     store.conn.executescript("""
         DROP TRIGGER events_fts_insert; DROP TRIGGER events_fts_delete; DROP TRIGGER events_fts_update;
-        DROP TABLE events_fts; DELETE FROM _sqlite_migrations WHERE name = 'm022_event_search';""")
+        DROP TABLE events_fts; DROP VIEW event_search_content;
+        DROP TABLE event_search_keys; DELETE FROM _sqlite_migrations WHERE name = 'm022_event_search';""")
     store.close()
     store = open_db(db_path)
     try:
