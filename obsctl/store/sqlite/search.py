@@ -42,11 +42,10 @@ def key_base(ts: str) -> str:
 
 # The next free key of the event's millisecond; past its last slot (more than 16384 events
 # stored in one millisecond), after every key (still unique; only its order is off).
-_NEXT_KEY = f"""(SELECT CASE WHEN k < {key_base('NEW.timestamp')} + {SLOTS_PER_MS} THEN k
-                        ELSE (SELECT MAX(key) + 1 FROM event_search_keys) END
-                 FROM (SELECT COALESCE(MAX(key) + 1, {key_base('NEW.timestamp')}) AS k FROM event_search_keys
-                       WHERE key >= {key_base('NEW.timestamp')}
-                       AND key < {key_base('NEW.timestamp')} + {SLOTS_PER_MS}))"""
+_NEXT_KEY = f"""(SELECT CASE WHEN k < base + {SLOTS_PER_MS} THEN k ELSE (SELECT MAX(key) + 1 FROM event_search_keys) END
+                 FROM (SELECT base, COALESCE((SELECT MAX(key) + 1 FROM event_search_keys
+                                              WHERE key >= base AND key < base + {SLOTS_PER_MS}), base) AS k
+                       FROM (SELECT {key_base('NEW.timestamp')} AS base)))"""
 _ADD = f"""
     INSERT INTO event_search_keys (key, event_rowid) SELECT {_NEXT_KEY}, NEW.id WHERE {_HAS_TEXT.format(row='NEW')};
     INSERT INTO events_fts (rowid, {_NAMES})
