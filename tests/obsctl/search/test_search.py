@@ -241,3 +241,14 @@ def test_a_copied_store_is_searchable(store, tmp_path):
         assert ids(search_events(target, "timeout")) == ["b3", "b2", "a2", "a1"]
     finally:
         target.close()
+
+
+@pytest.mark.sqlite_only
+def test_the_index_triggers_leave_ingest_counts_exact(store):
+    # The triggers change rows of their own: ingest counts only the events it inserted, so
+    # the rollups and a session_start's tags are written once, the batch not redone.
+    start = {**EVENTS[0], "tags": {"team": "research"}}
+    ingest_events(store, [start, *EVENTS[1:]])
+    assert store.conn.execute("SELECT events FROM event_totals").fetchone()[0] == 10
+    assert store.conn.execute("SELECT SUM(event_count) FROM event_stats").fetchone()[0] == 10
+    assert store.conn.execute("SELECT key, value FROM session_tags").fetchall() == [("team", "research")]
