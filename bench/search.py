@@ -7,7 +7,10 @@ data: `timeout` (about 1% of events: the timeout errors), `"HTTP 503"` (the fail
 calls), `rate*` (rate_limit errors; a prefix), and `refund policy` and `fetch_url` (common:
 tens of percent of the events). The database has 20 agents, so an agent filter keeps 5%.
 
-    .venv/bin/python bench/search.py [--iterations 30]
+With `--pg-events N` the same queries also run on PostgreSQL, on N events of the same
+generator loaded into a fresh schema (figures only, no target: the 50 ms target is SQLite's).
+
+    .venv/bin/python bench/search.py [--iterations 30] [--pg-events 200000]
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ def timed(fn, iterations: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=sized(30, 5))
+    parser.add_argument("--pg-events", type=int, default=0,
+                        help="also measure PostgreSQL on this many events (needs OBSCTL_BENCH_PG_URL's server)")
     parser.add_argument("--report", help="append a Markdown section of the figures to this file "
                         "(default: $BENCH_REPORT)")
     args = parser.parse_args()
@@ -80,7 +85,42 @@ def main() -> None:
         samples = timed(lambda q=q: search_events(store, q, sort="rank"), args.iterations)
         report.figure(f"  --sort rank          {q:<16} p50 {median(samples):7.1f} ms  max {max(samples):7.1f} ms")
     db.close()
+    if args.pg_events:
+        postgresql(report, args.pg_events, args.iterations)
     report.finish(args.report)
+
+
+def postgresql(report: Report, events: int, iterations: int) -> None:
+    from _dataset import generate_events
+    from postgres import Schema
+
+    from obsctl.services.ingest import store_events, validate_events
+    from obsctl.services.search import search_events
+    from obsctl.services.storage import open_store
+
+    with Schema() as url:
+        store = open_store(url)
+        try:
+            started, batch = time.perf_counter(), []
+            for ev in generate_events(max(1, events // 50)):
+                batch.append(ev)
+                if len(batch) == 5000:
+                    store_events(store, validate_events(batch)[0])
+                    batch = []
+            if batch:
+                store_events(store, validate_events(batch)[0])
+            import psycopg
+
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("ANALYZE")  # the planner's statistics of the search expression
+            report.figure("")
+            report.figure(f"PostgreSQL: {events:,} events loaded in {time.perf_counter() - started:.0f} s")
+            for shape, filters in SHAPES.items():
+                for q in QUERIES:
+                    samples = timed(lambda q=q, f=filters: search_events(store, q, **f), iterations)
+                    report.figure(f"  {shape:<20} {q:<16} p50 {median(samples):7.1f} ms  max {max(samples):7.1f} ms")
+        finally:
+            store.close()
 
 
 if __name__ == "__main__":

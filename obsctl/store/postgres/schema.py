@@ -387,14 +387,18 @@ def _m020(conn: psycopg.Connection) -> None:
 
 
 def _m022(conn: psycopg.Connection) -> None:
-    # SQLite's m022 (full-text search, store/postgres/search.py): a GIN index on the english
-    # tsvector of the four text columns, per partition, kept by PostgreSQL itself on every
-    # write. The expression is a function so that queries name it exactly as the index does.
-    # CREATE INDEX reads the existing events in one pass (not in batches, unlike SQLite).
+    # SQLite's m022 (full-text search, store/postgres/search.py): the english tsvector of the
+    # four text columns, stored (a generated column, computed by every write) and GIN-indexed
+    # per partition. Stored rather than an expression index: a search filtered by time tests
+    # the vector of each event in the window, and computing it from the text again costs about
+    # 0.15 ms an event. Adding the column rewrites the events, and CREATE INDEX reads them
+    # once (not in batches, unlike SQLite).
     from obsctl.store.postgres import search
 
     conn.execute(search.CREATE_FUNCTION)
-    conn.execute(f"CREATE INDEX idx_events_search ON events USING GIN ({search.VECTOR})")
+    conn.execute(f"ALTER TABLE events ADD COLUMN search_vector tsvector "
+                 f"GENERATED ALWAYS AS ({search.VECTOR}) STORED")
+    conn.execute("CREATE INDEX idx_events_search ON events USING GIN (search_vector)")
 
 
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [

@@ -1,8 +1,8 @@
 """Full-text search over events on PostgreSQL (the answers of obsctl/store/sqlite/search.py
 as far as the engines agree; docs/search.md lists where they differ).
 
-The index is a GIN index on `obsctl_search_vector(...)`, the `english` tsvector of the four
-text columns (migration m022); a query is the AND (&&) of one tsquery per term: plainto_ for
+The index is a GIN index on `events.search_vector`, the stored `english` tsvector of the four
+text columns (`obsctl_search_vector(...)`, migration m022); a query is the AND (&&) of one tsquery per term: plainto_ for
 a word, phraseto_ for a phrase, to_tsquery('word:*') for a prefix. The planner chooses between
 the index's matches sorted by time and the timestamp index filtered by the match, on the
 statistics ANALYZE keeps for the expression. Snippets come from ts_headline on the page's rows.
@@ -51,12 +51,12 @@ def search_events(conn: psycopg.Connection, terms: list[tuple[str, str]], select
     query, query_params = query_expression(terms)
     clauses, params = selection_where(selection)
     where = "".join(f" AND {c}" for c in clauses)
-    rank = f"ts_rank({VECTOR}, q.query)" if sort == "rank" else "0"
+    rank = "ts_rank(e.search_vector, q.query)" if sort == "rank" else "0"
     headlines = ", ".join(f"ts_headline('english', e.{c}, q.query, %s)" for c in COLUMNS)
     rows = conn.execute(
         f"""WITH q AS (SELECT {query} AS query),
                  page AS (SELECT e.id, e.timestamp, {rank} AS rank FROM events e JOIN sessions s ON s.session_id = e.session_id,
-                          q WHERE {VECTOR} @@ q.query{where}
+                          q WHERE e.search_vector @@ q.query{where}
                           ORDER BY {"rank DESC, " if sort == "rank" else ""}e.timestamp DESC, e.id DESC LIMIT %s)
             SELECT e.event_id, e.session_id, s.agent_name, e.event_type, e.timestamp, {headlines}
             FROM page p JOIN events e ON e.id = p.id AND e.timestamp = p.timestamp
