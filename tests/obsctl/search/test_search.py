@@ -252,3 +252,20 @@ def test_the_index_triggers_leave_ingest_counts_exact(store):
     assert store.conn.execute("SELECT events FROM event_totals").fetchone()[0] == 10
     assert store.conn.execute("SELECT SUM(event_count) FROM event_stats").fetchone()[0] == 10
     assert store.conn.execute("SELECT key, value FROM session_tags").fetchall() == [("team", "research")]
+
+
+@pytest.mark.postgresql_only
+def test_the_postgresql_migration_indexes_events_stored_before_it(db_url, backend):
+    from tests.store_support import open_pg
+
+    store = open_pg(db_url)
+    ingest_events(store, EVENTS)
+    store.conn.execute("ALTER TABLE events DROP COLUMN search_vector")
+    store.conn.execute("DROP FUNCTION obsctl_search_vector")
+    store.conn.execute("DELETE FROM _obsctl_migrations WHERE name = 'm022_event_search'")
+    store.close()
+    store = open_pg(db_url)
+    try:
+        assert ids(search_events(store, "timeout")) == ["b3", "b2", "a2", "a1"]
+    finally:
+        store.close()
