@@ -28,7 +28,10 @@ DEFAULT_MARKS = ("[", "]")
 # A quoted phrase, or a run of anything but spaces and quotes.
 _TOKEN = re.compile(r'"([^"]*)"|([^\s"]+)')
 _WORD_CHARS = re.compile(r"\w")
-_PREFIX = re.compile(r"^\w+$")
+_PREFIX = re.compile(r"^[^\W_]+$")  # letters and digits: safe in every engine's prefix syntax
+# The stores mark matched words with these (store/*/search.py MARK_START, MARK_END); the
+# service puts the caller's marks in their place.
+_STORE_START, _STORE_END = "\x02", "\x03"
 
 
 def parse_query(q: str | None) -> list[tuple[str, str]]:
@@ -107,6 +110,3 @@ def search_events(store: Store, q: str | None, *, agent: Iterable[str] | None = 
     return {"query": q, "sort": sort, "since": selection.since, "until": selection.until,
             "count": len(results), "more": len(found) > limit, "results": results}
 
-
-# The stores mark matched words with these (store/*/search.py MARK_START, MARK_END).
-_STORE_START, _STORE_END = "\x02", "\x03"

@@ -114,6 +114,7 @@ def test_marks_are_the_callers(loaded):
     ('"HTTP 503', "unmatched double quote"),
     ("!!! ,", "no word to search for"),
     ("ti-me*", "a prefix search takes letters and digits"),
+    ("fetch_*", "a prefix search takes letters and digits"),
     ("x" * 501, "at most 500 characters"),
     (" ".join(["w"] * 17), "at most 16 words"),
 ])
