@@ -20,6 +20,7 @@ from obsctl.cli import (
     maintenance,
     postmortem,
     scorecards,
+    search,
     serve,
     sessions,
     sla,
@@ -101,6 +102,7 @@ app.command("explain")(explain.explain_command)
 app.command("export")(export.export_command)
 app.command("tail")(tail.tail_command)
 app.command("compare")(compare.compare_command)
+app.command("search")(search.search_command)
 app.command("analytics")(analytics.analytics_command)
 app.command("prune")(maintenance.prune_command)
 app.add_typer(maintenance.db_app, name="db")

@@ -38,6 +38,7 @@ from obsctl.store.repositories import (
     MetricsRepository,
     OtlpRepository,
     ScorecardsRepository,
+    SearchRepository,
     SessionAggregatesRepository,
     SessionsRepository,
     SlaRepository,
@@ -71,6 +72,7 @@ class Store(Protocol):
     metrics: MetricsRepository
     otlp: OtlpRepository
     scorecards: ScorecardsRepository
+    search: SearchRepository
     sessions: SessionsRepository
     session_aggregates: SessionAggregatesRepository
     sla: SlaRepository

@@ -286,6 +286,17 @@ class ScorecardsRepository(Protocol):
         """{group: (p50, p95)}: nearest-rank percentiles of each group's event durations."""
 
 
+class SearchRepository(Protocol):
+    """Full-text search over what events said (input, output, tool call, reasoning)."""
+
+    def search_events(self, terms: list[tuple[str, str]], selection: EventSelection, *,
+                      sort: str, limit: int) -> list[dict]:
+        """Events matching every term (("word"|"phrase"|"prefix", text)) and the selection,
+        newest first (sort "time") or best first (sort "rank"), at most `limit`; each with
+        event_id, session_id, agent_name, event_type, timestamp, and the `field` that matched
+        with its `snippet` (matched words between MARK_START and MARK_END of the store)."""
+
+
 class SessionAggregatesRepository(Protocol):
     """Per-session aggregates behind the explain summary and the comparison."""
 

@@ -54,7 +54,7 @@ def test_every_command_that_prints_data_has_the_one_json_option():
         assert options["json_"].opts == ["--json"], " ".join(path)
         assert options["json_"].help == JSON_HELP, " ".join(path)
         seen.append(" ".join(path[1:]))
-    assert len(seen) == 48 and "db reprice" in seen and "webhooks retry" in seen and "apply" in seen and "export-config" in seen and "ingest" in seen and "incidents" in seen and "db info" in seen and "db copy" in seen and "export" in seen
+    assert len(seen) == 49 and "search" in seen and "db reprice" in seen and "webhooks retry" in seen and "apply" in seen and "export-config" in seen and "ingest" in seen and "incidents" in seen and "db info" in seen and "db copy" in seen and "export" in seen
 
 
 # --- numbers and missing values ------------------------------------------------------

@@ -67,8 +67,10 @@ def test_a_full_disk_is_a_507_that_names_the_cause_and_the_server_recovers(make_
     # Other writes that fit still work; reads never stopped.
     assert client.post("/events", json={"events": [event("small", event_id="s0")]}).status_code == 200
     assert client.get("/sessions").json["total"] == 2  # "before" and "small"
-    # Space frees up: the same batch goes in, on the same connection.
-    handles[0].conn.execute("PRAGMA max_page_count = 1073741823")
+    # Space frees up: the same batch goes in, on the writer's connection (a new one since the
+    # full disk: the search index keeps a failed write's error on the connection it used).
+    assert len(handles) == 2
+    handles[-1].conn.execute("PRAGMA max_page_count = 1073741823")
     again = client.post("/events", json=big_batch("big"))
     assert again.status_code == 200 and again.json["processed"] == 300
     assert len(client.get("/sessions/big").json["events"]) == 300

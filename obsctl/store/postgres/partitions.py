@@ -43,9 +43,9 @@ def create(conn: psycopg.Connection, monday: date) -> None:
     when it does not exist). Made as a table and then attached: ATTACH PARTITION takes a lock
     on `events` that inserts and reads do not wait for (CREATE TABLE ... PARTITION OF would
     hold every other batch until this one commits); the indexes and the foreign key come
-    with the attachment."""
+    with the attachment; the generated search vector comes with the copied columns."""
     name = sql.Identifier(partition_name(monday))
-    conn.execute(sql.SQL("CREATE TABLE {} (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS)").format(name))
+    conn.execute(sql.SQL("CREATE TABLE {} (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING GENERATED)").format(name))
     conn.execute(sql.SQL("ALTER TABLE events ATTACH PARTITION {} FOR VALUES FROM ({}) TO ({})").format(
         name, sql.Literal(monday.isoformat()), sql.Literal((monday + timedelta(days=7)).isoformat())))
 

@@ -35,7 +35,7 @@ from obsctl.store.postgres import partitions, schema
 T = TypeVar("T")
 log = logging.getLogger("obsctl.store.postgres")
 
-REPOSITORIES = ("alerts", "analytics", "changes", "costs", "dashboard", "events", "ingest", "maintenance", "metrics", "otlp", "scorecards",
+REPOSITORIES = ("alerts", "analytics", "changes", "costs", "dashboard", "events", "ingest", "maintenance", "metrics", "otlp", "scorecards", "search",
                 "sessions", "session_aggregates", "sla", "transfer", "triage", "webhooks")
 CONNECT_TIMEOUT_S = 10
 PING_TIMEOUT_S = 3

@@ -12,7 +12,8 @@ events), the per-statement work being paid once per chunk.
 
 The statements are the same INSERT (with its ON CONFLICT clause, if any), so each row is
 treated exactly as it would be on its own: a duplicate key still fails the statement (and the
-caller's transaction), `INSERT OR IGNORE` still skips, and `total_changes` still counts rows.
+caller's transaction), `INSERT OR IGNORE` still skips, and the count returned is the rows the
+statements themselves changed (not those changed by triggers, such as the search index's).
 An `UPDATE ... FROM (VALUES ...)` applies one row per target row: the caller merges rows that
 update the same target first (SQLite would pick one of them).
 """
@@ -44,7 +45,7 @@ def _statement(head: str, row: str, count: int, tail: str) -> str:
 
 
 def execute_rows(conn: sqlite3.Connection, head: str, row: str, rows: Sequence[Sequence],
-                 tail: str = "") -> None:
+                 tail: str = "") -> int:
     """Run `head VALUES row, row, ... tail` over `rows`, a chunk at a time.
 
     head: `INSERT [OR IGNORE] INTO table (columns)` or `UPDATE table SET ... FROM (`; row: one
@@ -57,6 +58,8 @@ def execute_rows(conn: sqlite3.Connection, head: str, row: str, rows: Sequence[S
     limit = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
     step = max(1, min(ROWS_PER_STATEMENT, limit // row.count("?")))
     flatten = chain.from_iterable
+    changed = 0
     for start in range(0, len(rows), step):
         chunk = rows[start:start + step]
-        conn.execute(_statement(head, row, len(chunk), tail), list(flatten(chunk)))
+        changed += conn.execute(_statement(head, row, len(chunk), tail), list(flatten(chunk))).rowcount
+    return changed

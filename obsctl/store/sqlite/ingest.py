@@ -119,10 +119,9 @@ def write_batch(
     conn = db.conn
     # A few statements of many rows each, not one per row (see bulk.py).
     bulk.execute_rows(conn, _INSERT_SESSIONS, _SESSION_ROW, list(session_deltas), _ADD_TO_SESSIONS)
-    before = conn.total_changes
-    bulk.execute_rows(conn, _INSERT_EVENTS_OR_IGNORE if skip_existing else _INSERT_EVENTS, _EVENT_ROW,
-                     rows)
-    inserted = conn.total_changes - before
+    # The statements' own count: the search index's triggers change rows of their own.
+    inserted = bulk.execute_rows(conn, _INSERT_EVENTS_OR_IGNORE if skip_existing else _INSERT_EVENTS,
+                                 _EVENT_ROW, rows)
     if inserted == len(rows):  # fewer means the caller rolls back and redoes the batch
         event_stats.add_totals(conn, totals)
         event_stats.count_inserted(conn, inserted)

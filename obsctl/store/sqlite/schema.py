@@ -439,6 +439,20 @@ def m021_session_costs(db):
 
 
 @migrations()
+def m022_event_search(db):
+    # Full-text search over what events said (store/sqlite/search.py): an FTS5 index of the
+    # four text columns, external content (the text stays in `events` alone, the index holds
+    # only terms), kept in step by triggers, so that every path that writes events (ingest,
+    # the server's writer, OTLP filling an event's contents later, session delete, prune,
+    # `db copy`) updates it in its own transaction. Events with none of the four columns are
+    # left out of the index; the delete and update triggers test the same condition.
+    from obsctl.store.sqlite import search
+
+    db.executescript(search.CREATE_INDEX)
+    search.index_existing(db.conn)
+
+
+@migrations()
 def m024_session_filter_indexes(db):
     # The session list's filters on events (store/session_filter_sql.py): "sessions with an
     # event of model M / a call of tool T / an error event of type E" read the session ids

@@ -40,6 +40,7 @@ REPOSITORIES = {
     "metrics": "metrics",
     "otlp": "otlp",
     "scorecards": "scorecards",
+    "search": "search",
     "sessions": "sessions",
     "session_aggregates": "session_aggregates",
     "sla": "sla",

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from obsctl.errors import ObsctlError, ServiceUnavailable
+from obsctl.errors import ObsctlError, ServiceUnavailable, StorageFull
 from obsctl.store.sqlite.sqlite_errors import is_busy, translate
 
 log = logging.getLogger("obsctl.writer")
@@ -139,14 +139,7 @@ class WriteQueue:
     def _serve(self) -> None:
         db = None
         try:
-            db = self._connect(self.path)
-            db.conn.execute(f"PRAGMA busy_timeout = {LOCK_POLL_MS}")
-            # The writer's connection runs only ingest writes (store/sqlite/ingest.write_batch, OTLP),
-            # which upsert an event's session before the event in the same transaction and
-            # delete a session only once no event is left in it: the foreign-key check could
-            # never fail there, and it cost a quarter of the event insert. Every other
-            # connection keeps foreign keys on (ON DELETE CASCADE of retention and `db purge`).
-            db.conn.execute("PRAGMA foreign_keys = OFF")
+            db = self._open()
             while True:
                 with self._lock:
                     while not self._queue and not self._stopping:
@@ -162,6 +155,12 @@ class WriteQueue:
                 except Exception as exc:
                     self._abandon(batch, exc)
                     raise
+                if any(isinstance(w.error, StorageFull) for w in batch):
+                    # SQLite's FTS5 (the search index) keeps a failed write's error on the
+                    # connection: once space is freed, only a new connection writes again.
+                    db.close()
+                    db = None
+                    db = self._open()
         except Exception as exc:  # cannot open the database, or a bug: fail what waits, not hang it
             log.exception("the database writer stopped")
             with self._lock:
@@ -170,6 +169,17 @@ class WriteQueue:
         finally:
             if db is not None:
                 db.close()
+
+    def _open(self):
+        db = self._connect(self.path)
+        db.conn.execute(f"PRAGMA busy_timeout = {LOCK_POLL_MS}")
+        # The writer's connection runs only ingest writes (store/sqlite/ingest.write_batch, OTLP),
+        # which upsert an event's session before the event in the same transaction and
+        # delete a session only once no event is left in it: the foreign-key check could
+        # never fail there, and it cost a quarter of the event insert. Every other
+        # connection keeps foreign keys on (ON DELETE CASCADE of retention and `db purge`).
+        db.conn.execute("PRAGMA foreign_keys = OFF")
+        return db
 
     def _take(self) -> list[_Write]:
         """A turn alone, or the ingest write at the head of the queue (others join it in

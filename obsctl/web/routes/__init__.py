@@ -14,6 +14,7 @@ ROUTE_MODULES = (
     "otlp",
     "sessions",
     "session_views",
+    "search",
     "follow",
     "analytics",
     "alerts",
