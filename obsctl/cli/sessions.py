@@ -73,6 +73,10 @@ def list_command(
                                         show_default=False, help="At least this many tokens (in + out)."),
     max_tokens: int | None = int_option(filters.RANGE_PARAMS["max_tokens"], "--max-tokens", default=None,
                                         show_default=False, help="At most this many tokens (in + out)."),
+    min_cost: str | None = typer.Option(None, "--min-cost", callback=_checked("min_cost"), metavar="USD",
+                                        help="At least this cost in USD, e.g. 0.5 (unpriced sessions never match)."),
+    max_cost: str | None = typer.Option(None, "--max-cost", callback=_checked("max_cost"), metavar="USD",
+                                        help="At most this cost in USD (unpriced sessions never match)."),
     tag: list[str] | None = typer.Option(None, "--tag", callback=checked(_check_tags),
                                          help="key=value: only sessions with this tag (repeat: all of them)."),
     metadata: list[str] | None = typer.Option(None, "--metadata", callback=checked(filters.check_metadata_filters),
@@ -80,8 +84,8 @@ def list_command(
                                                    "value (repeat: all of them)."),
     sort: str = typer.Option(filters.DEFAULT_SORT, "--sort", autocompletion=completion.session_sorts,
                              callback=_checked("sort"),
-                             help="start, duration, tokens or errors; a leading - puts the largest "
-                                  "(newest) first, e.g. --sort=-tokens."),
+                             help="start, duration, tokens, errors or cost; a leading - puts the largest "
+                                  "(newest) first, e.g. --sort=-cost."),
     limit: int = int_option(service.LIMIT, "--limit", help="Sessions to show."),
     offset: int = int_option(service.OFFSET, "--offset", help="Sessions to skip (not with --cursor)."),
     cursor: str | None = typer.Option(None, "--cursor", help="Continue a list: the `next` of the previous page."),
@@ -96,11 +100,12 @@ def list_command(
     and sort) to go on; deep pages stay as fast as the first.
 
     Example: obsctl sessions list --agent support-bot --model gpt-4o --since 1d --has-errors --sort=-tokens
+    Example: obsctl sessions list --min-cost 1 --sort=-cost
     """
     given = {"agent": agent or None, "status": status, "model": model or None, "tool": tool or None,
              "error_type": error_type or None, "has_errors": _error_filter(has_errors, no_errors),
              "since": since, "from_": from_, "to": to, "min_tokens": min_tokens, "max_tokens": max_tokens,
-             "tag": tag or None, "metadata": metadata or None, "sort": sort}
+             "min_cost": min_cost, "max_cost": max_cost, "tag": tag or None, "metadata": metadata or None, "sort": sort}
     try:  # what no single option shows (min above max, a cursor of another sort): exit 2 too
         selection = filters.session_filter(**given)
         filters.decode_cursor(selection, cursor)

@@ -18,7 +18,7 @@ from obsctl.models.sessions import EventSelection
 from obsctl.services.sessions.bulk_export import FORMATS as BULK_FORMATS
 from obsctl.services.sessions.bulk_export import check_bulk_format
 from obsctl.services.sessions.export import ExportStream, check_format
-from obsctl.services.sessions.filters import RANGE_PARAMS, session_filter
+from obsctl.services.sessions.filters import COST_PARAMS, RANGE_PARAMS, session_filter
 from obsctl.services.sessions.follow import POLL_SECONDS, FeedEvent
 
 # Bytes read at a time from a streamed export.
@@ -43,7 +43,7 @@ def list_sessions(client: Client, *, limit: int | None = None, offset: int | Non
                               "to": filters.get("to")}
     if selection.has_errors is not None:
         params["has_errors"] = "true" if selection.has_errors else "false"
-    for name in RANGE_PARAMS:
+    for name in (*RANGE_PARAMS, *COST_PARAMS):
         params[name] = getattr(selection, name)
     # One entry per filters.LIST_PARAMS (a test holds them equal).
     lists = {"agent": selection.agents, "model": selection.models, "tool": selection.tools,

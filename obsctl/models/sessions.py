@@ -252,11 +252,11 @@ class SessionList(Struct):
 
 
 # The sort keys of a session list, each a column (or expression) of the stores' sessions
-# listing (store/session_filter_sql.py). Sort by cost: add "cost" here and one entry there.
-SESSION_SORT_KEYS = ("start", "duration", "tokens", "errors")
+# listing (store/session_filter_sql.py).
+SESSION_SORT_KEYS = ("start", "duration", "tokens", "errors", "cost")
 # The numeric filters: NAME gives the fields min_NAME and max_NAME (inclusive) and is one
-# entry of the stores' range columns. A cost filter: add "cost" here, min_cost/max_cost below.
-SESSION_RANGES = ("tokens",)
+# entry of the stores' range columns: whole numbers (tokens) or USD (cost).
+SESSION_RANGES = ("tokens", "cost")
 
 
 class SessionFilter(Struct, frozen=True, forbid_unknown_fields=True):
@@ -275,6 +275,8 @@ class SessionFilter(Struct, frozen=True, forbid_unknown_fields=True):
     started_to: Annotated[str | None, Meta(description="started_at before (UTC ISO 8601)")] = None
     min_tokens: int | None = None
     max_tokens: int | None = None
+    min_cost: Annotated[float | None, Meta(description="USD; sessions without a priced call never match")] = None
+    max_cost: Annotated[float | None, Meta(description="USD; sessions without a priced call never match")] = None
     has_errors: bool | None = None
     tags: tuple[tuple[str, str], ...] = ()
     metadata: tuple[tuple[str, str], ...] = ()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from obsctl.models.sessions import SessionFilter
 
 _TOKENS = "(total_tokens_in + total_tokens_out)"
-_RANGES = {"tokens": _TOKENS}
+_RANGES = {"tokens": _TOKENS, "cost": "cost_usd"}
 # Sessions having an event with one of these values (the `events` column of each filter).
 _EVENT_FILTERS = (("models", "model"), ("tools", "tool_name"))
 
@@ -41,6 +41,8 @@ class SessionDialect:
             "duration": f"COALESCE(CASE WHEN ended_at IS NOT NULL THEN {self.duration} END, -1)",
             "tokens": _TOKENS,
             "errors": "error_count",
+            # Unpriced sessions (NULL) sort as -1: last when the most expensive come first.
+            "cost": "COALESCE(cost_usd, -1)",
         }[key]
 
 

@@ -70,8 +70,8 @@ def test_the_service_reads_are_prefix_ranges(fleet, db):
 
 @pytest.mark.parametrize(("line", "expected"), [
     ("obsctl sessions list --status ", ["active", "completed", "error"]),
-    ("obsctl sessions list --sort ", ["start", "duration", "tokens", "errors", "-start", "-duration", "-tokens",
-                                      "-errors"]),
+    ("obsctl sessions list --sort ", ["start", "duration", "tokens", "errors", "cost", "-start", "-duration",
+                                      "-tokens", "-errors", "-cost"]),
     ("obsctl sessions list --sort d", ["duration"]),
     ("obsctl sessions list --error-type ", ["error", "rate_limit", "timeout"]),
     ("obsctl webhooks deliveries --status p", ["pending"]),

@@ -68,7 +68,7 @@ def check_status(status: str | None) -> str | None:
 def list_sessions(store: Store, *, limit: int | None = None, offset: int | None = None,
                   cursor: str | None = None, **filters: Any) -> dict:
     """`{"sessions": [...], "total": N, "next": cursor}`: the sessions `filters` match (agent,
-    status, model, tool, error_type, since/from/to, min_/max_tokens, has_errors, tag,
+    status, model, tool, error_type, since/from/to, min_/max_tokens, min_/max_cost, has_errors, tag,
     metadata; services/sessions/filters.py) in their `sort` (default newest first). `total`
     counts every match; `next` continues after this page (null on the last one). `offset` and
     `cursor` are two ways to a later page: a non-zero offset with a cursor is refused."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
 from typing import Any
 
@@ -29,9 +30,11 @@ DEFAULT_SORT = "-start"
 # Values one filter may list (they become an IN list).
 MAX_VALUES = 100
 MAX_VALUE_LEN = 256
-# min_NAME and max_NAME of each SESSION_RANGES name.
+# min_NAME and max_NAME of each whole-number SESSION_RANGES name (tokens), and of cost (USD).
 RANGE_PARAMS = {f"{bound}_{name}": IntParam(f"{bound}_{name}", 0, MAX_COUNT)
-                for name in SESSION_RANGES for bound in ("min", "max")}
+                for name in SESSION_RANGES if name != "cost" for bound in ("min", "max")}
+COST_PARAMS = ("min_cost", "max_cost")
+MAX_COST = 1e9
 # The filters that take several values (repeated query parameters, repeated CLI options).
 LIST_PARAMS = {
     "agent": "Only this agent's sessions (repeat: any of them)",
@@ -123,6 +126,21 @@ def _time_range(since: Any, from_: Any, to: Any) -> tuple[str | None, str | None
     return start, end
 
 
+def check_cost(name: str, value: Any) -> float | None:
+    """A USD bound: a number from 0 to 1e9 (a text as the CLI and the API give it is read)."""
+    if value is None:
+        return None
+    try:
+        if type(value) is bool:
+            raise ValueError
+        number = float(value.strip()) if type(value) is str else float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not 0 <= number <= MAX_COST:  # also refuses NaN
+        raise InvalidInput(f"{name} must be a number of USD from 0 to {MAX_COST:.0e}; got {describe_value(value)}")
+    return number
+
+
 def _has_errors(value: Any) -> bool | None:
     if value is None or type(value) is bool:
         return value
@@ -136,12 +154,13 @@ def session_filter(*, agent: Any = None, status: Any = None, model: Any = None, 
     """The SessionFilter of these request values, checked: an unknown sort, a bad time, a
     minimum above its maximum and malformed pairs are InvalidInput naming the problem.
     `ranges` are min_NAME/max_NAME of SESSION_RANGES (min_tokens, max_tokens)."""
-    unknown = set(ranges) - set(RANGE_PARAMS)
+    unknown = set(ranges) - set(RANGE_PARAMS) - set(COST_PARAMS)
     if unknown:
         raise TypeError(f"unknown session filters: {', '.join(sorted(unknown))}")
     if status is not None and status not in SESSION_STATUSES:
         raise InvalidInput(f"status must be one of {', '.join(SESSION_STATUSES)}; got {describe_value(status)}")
     bounds = {name: param.check(ranges.get(name)) for name, param in RANGE_PARAMS.items()}
+    bounds.update({name: check_cost(name, ranges.get(name)) for name in COST_PARAMS})
     for name in SESSION_RANGES:
         low, high = bounds[f"min_{name}"], bounds[f"max_{name}"]
         if low is not None and high is not None and low > high:

@@ -39,6 +39,7 @@ def list_sessions():
         has_errors=bool_arg("has_errors", None),
         since=args.get("since"), from_=args.get("from"), to=args.get("to"),
         **{name: int_arg(name) for name in filters.RANGE_PARAMS},
+        **{name: args.get(name) for name in filters.COST_PARAMS},
         **{name: args.getlist(name) or None for name in filters.LIST_PARAMS},
     ))
 
@@ -89,6 +90,10 @@ OPENAPI_PATHS = {
                 *(int_query_param(param, f"{'At least' if name.startswith('min') else 'At most'} this many "
                                   f"{name.split('_', 1)[1]} (tokens: in + out)")
                   for name, param in filters.RANGE_PARAMS.items()),
+                *(query_param(name, {"type": "number", "minimum": 0, "maximum": filters.MAX_COST},
+                              f"{'At least' if name.startswith('min') else 'At most'} this cost in USD "
+                              "(sessions without a priced call never match)")
+                  for name in filters.COST_PARAMS),
                 *({**query_param(name, {"type": "array", "items": _LIST_ITEMS.get(name, {"type": "string", "minLength": 1})},
                                  text),
                    "style": "form", "explode": True} for name, text in filters.LIST_PARAMS.items()),

@@ -143,7 +143,7 @@ def overview():
 
 # The session list's form fields: one value each in the form, repeatable in a URL.
 _SESSION_FIELDS = ("agent", "model", "tool", "error_type", "tag", "metadata")
-_SESSION_TEXTS = ("status", "since", "from", "to", "min_tokens", "max_tokens", "has_errors", "sort")
+_SESSION_TEXTS = ("status", "since", "from", "to", "min_tokens", "max_tokens", "min_cost", "has_errors", "sort")
 
 
 @blueprint.get("/ui/sessions")
@@ -155,6 +155,7 @@ def sessions():
     given = {k: query.get(k) for k in _SESSION_FIELDS}
     given.update(status=query.get("status"), since=query.get("since"), from_=query.get("from"),
                  to=query.get("to"), sort=query.get("sort"), has_errors=_yes_no(query.get("has_errors")),
+                 min_cost=query.get("min_cost"),
                  **{name: _whole(name, query.get(name)) for name in ("min_tokens", "max_tokens")})
     listing = session_service.list_sessions(get_store(), limit=PAGE_SIZE, cursor=request.args.get("cursor") or None,
                                             **given)

@@ -212,6 +212,7 @@ def test_the_retry_form_needs_the_csrf_token_and_refuses_what_cannot_be_retried(
 
 @pytest.mark.parametrize("path", ["/ui/sessions?cursor=x", "/ui/sessions?sort=size", "/ui/sessions?status=nope",
                                   "/ui/sessions?min_tokens=9&max_tokens=1", "/ui/sessions?since=yesterday",
+                                  "/ui/sessions?min_cost=lots",
                                   "/?window=7d"])
 def test_a_bad_query_is_a_400_page(client, path):
     r = client.get(path)

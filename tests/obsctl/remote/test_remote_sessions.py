@@ -19,6 +19,7 @@ import pytest
      "--since", "30d", "--sort", "duration", "--json"),
     ("sessions", "list", "--metadata", "channel=chat", "--no-errors", "--sort", "-errors", "--json"),
     ("sessions", "list", "--limit", "2", "--sort", "tokens"),
+    ("sessions", "list", "--min-cost", "0.0001", "--sort=-cost", "--json"),
     ("sessions", "show", "support-004"),
     ("sessions", "show", "support-004", "--json"),
     ("explain", "support-004"),
@@ -50,7 +51,7 @@ def test_documents_differ_only_in_when_they_were_made(remote, args):
     ("compare", "support-001", "no-such-session"),
     ("sessions", "list", "--limit", "0"),
     ("sessions", "list", "--cursor", "WyJ0b2tlbnMiLGZhbHNlLDEsInMiXQ"),
-    ("sessions", "list", "--sort", "cost"),
+    ("sessions", "list", "--sort", "price"),
 ])
 def test_errors_are_the_same_message_and_exit_code(remote, args):
     result = remote.same(*args)

@@ -123,7 +123,9 @@ def test_offset_still_pages(db):
 
 
 @pytest.mark.parametrize("filters, message", [
-    ({"sort": "size"}, "sort must be one of start, duration, tokens, errors"),
+    ({"sort": "size"}, "sort must be one of start, duration, tokens, errors, cost"),
+    ({"min_cost": -0.5}, "min_cost must be a number of USD from 0"),
+    ({"max_cost": True}, "max_cost must be a number of USD from 0"),
     ({"sort": "--tokens"}, "sort must be one of"),
     ({"since": "yesterday"}, "since must be an ISO 8601 time or an age like 2h"),
     ({"from_": "2h"}, "from must be an ISO 8601 time"),
@@ -195,6 +197,8 @@ def test_piped_cli_output_is_only_the_table(db, cli):
     (["--has-errors", "--no-errors"], "give one of them, not both"),
     (["--cursor", "nope!"], "cursor is not one this list gave"),
     (["--metadata", "x"], "metadata must be key=value"),
+    (["--min-cost", "lots"], "Invalid value for '--min-cost': min_cost must be a number of USD"),
+    (["--min-cost", "nan"], "min_cost must be a number of USD"),
     (["--from", "2026-01-02T00:00:00Z", "--since", "1d"], "not both"),
 ])
 def test_cli_bad_filters_are_usage_errors(db, cli, args, message):
@@ -205,7 +209,10 @@ def test_cli_bad_filters_are_usage_errors(db, cli, args, message):
 
 
 @pytest.mark.parametrize("query, message", [
-    ("sort=size", "sort must be one of start, duration, tokens, errors"),
+    ("sort=size", "sort must be one of start, duration, tokens, errors, cost"),
+    ("min_cost=x", "min_cost must be a number of USD from 0"),
+    ("max_cost=-1", "max_cost must be a number of USD from 0"),
+    ("min_cost=2&max_cost=1", "min_cost (2.0) must not be above max_cost (1.0)"),
     ("since=yesterday", "since must be an ISO 8601 time"),
     ("min_tokens=9&max_tokens=1", "min_tokens (9) must not be above max_tokens (1)"),
     ("cursor=abc", "cursor is not one this list gave"),
@@ -230,10 +237,60 @@ def test_the_remote_client_sends_every_list_filter():
             return {}
 
     remote.list_sessions(Client(), agent="a", model="m", tool="t", error_type="timeout", tag="k=v",
-                         metadata="x=1", min_tokens=1, max_tokens=2, has_errors=False, since="2h",
+                         metadata="x=1", min_tokens=1, max_tokens=2, min_cost="0.5", has_errors=False, since="2h",
                          to="2026-01-01T00:00:00Z", sort="-tokens", cursor="c", limit=5)
     assert {name: sent[name] for name in LIST_PARAMS} == {
         "agent": ["a"], "model": ["m"], "tool": ["t"], "error_type": ["timeout"], "tag": ["k:v"],
         "metadata": ["x:1"]}
     assert (sent["min_tokens"], sent["max_tokens"], sent["has_errors"], sent["since"], sent["to"], sent["sort"],
             sent["cursor"], sent["limit"]) == (1, 2, "false", "2h", "2026-01-01T00:00:00Z", "-tokens", "c", 5)
+    assert (sent["min_cost"], sent["max_cost"]) == (0.5, None)
+
+
+# Costs under the prices gpt-4o $1/$2 and claude $10/$30 per million tokens in/out:
+#   a  10 in, 5 out of gpt-4o    = 0.00001 + 0.00001 = 0.00002
+#   b  no call                    = null (unpriced: no cost filter matches it)
+#   c  200 in, 100 out of claude = 0.002 + 0.003     = 0.005
+#   d  30 in, 10 out of gpt-4o   = 0.00003 + 0.00002 = 0.00005
+PRICES = {"gpt-4o": {"input_per_mtok": 1, "output_per_mtok": 2},
+          "claude": {"input_per_mtok": 10, "output_per_mtok": 30}}
+
+
+@pytest.fixture
+def priced(db, tmp_path):
+    from tests.conftest import use_prices
+
+    use_prices(db, tmp_path, PRICES)
+    seed(db)
+    return db
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"min_cost": 0.00003}, ["d", "c"]),
+    ({"min_cost": "0.00001", "max_cost": 0.00006}, ["d", "a"]),
+    ({"max_cost": 0}, []),
+    ({"min_cost": 0}, ["d", "c", "a"]),
+    ({"sort": "-cost"}, ["c", "d", "a", "b"]),  # unpriced last when the most expensive come first
+    ({"sort": "cost"}, ["b", "a", "d", "c"]),
+])
+def test_cost_filters_and_sort(priced, filters, expected):
+    assert ids(priced, **filters)[0] == expected
+    costs = {s["session_id"]: s["cost_usd"] for s in list_sessions(priced)["sessions"]}
+    assert costs == {"a": pytest.approx(0.00002), "b": None, "c": pytest.approx(0.005), "d": pytest.approx(0.00005)}
+
+
+@pytest.mark.parametrize("sort", ["-cost", "cost"])
+def test_the_cursor_walks_the_cost_order(priced, sort):
+    everything = ids(priced, sort=sort)[0]
+    seen, cursor = [], None
+    for _ in range(4):
+        page = list_sessions(priced, sort=sort, limit=1, cursor=cursor)
+        seen += [s["session_id"] for s in page["sessions"]]
+        cursor = page["next"]
+    assert seen == everything and cursor is None
+
+
+def test_cli_cost_filter_equals_the_api(priced, cli, client):
+    local = json.loads(cli("sessions", "list", "--min-cost", "0.00003", "--sort=-cost", "--json").stdout)
+    assert local == client.get("/sessions?min_cost=0.00003&sort=-cost").get_json()
+    assert [s["session_id"] for s in local["sessions"]] == ["c", "d"]
