@@ -444,7 +444,8 @@ class TriageRepository(Protocol):
 
     def postmortem_candidates(self, *, min_errors: int, limit: int, agent: str | None,
                               since: str | None, high_rate: float, medium_rate: float,
-                              medium_count: int) -> tuple[list[dict], int]:
+                              medium_count: int, cost_floors: tuple[float, float, float]
+                              ) -> tuple[list[dict], int]:
         """Sessions with at least `min_errors` error events, most severe first, and their total."""
 
     def error_events(self, since: str, until: str, agent: str | None, cap: int) -> list[tuple]:

@@ -119,3 +119,20 @@ def test_no_finding_on_a_healthy_session(fleet, pricer):
         if findings:
             noisy[sid] = [f["title"] for f in findings]
     assert noisy == {}
+
+
+def test_postmortem_candidates_list_the_cost_blow_up(db, tmp_path):
+    from obsctl.services.postmortem import postmortem_candidates
+
+    db.prices_path, db.pricer = stories.write_prices(tmp_path), None  # costs stored at ingest
+    generated = stories.generate(seed=7)
+    ingest_events(db, generated.events)
+    candidates = postmortem_candidates(db, limit=100)["candidates"]
+    (expensive,) = [c for c in candidates if c["session_id"] == generated.expensive]
+    # No event failed, yet it is listed, ranked by its cost: $7.20 is SEV-3 ($5 or more).
+    assert (expensive["error_events"], expensive["severity"]) == (0, "SEV-3")
+    assert expensive["severity_reason"] == "cost $7.20, at least $5"
+    # Only the cost lets a session without errors in.
+    assert all(c["error_events"] > 0 for c in candidates if c["session_id"] != generated.expensive)
+    assert [c["session_id"] for c in postmortem_candidates(db, limit=100, min_errors=0)["candidates"]].count(
+        generated.expensive) == 1

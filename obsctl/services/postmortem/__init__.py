@@ -201,7 +201,8 @@ def postmortem_session(store: Store, session_id: str, *, pricer) -> dict:
 def postmortem_candidates(store: Store, *, min_errors: int | None = None,
                           limit: int | None = None, agent: str | None = None,
                           days: int | None = None) -> dict:
-    """Sessions with at least `min_errors` error events, most severe first, then most error
+    """Sessions with at least `min_errors` error events (and, unless it is 0, the sessions whose
+    cost alone earns a severity: $1 or more), most severe first, then most error
     events, then newest: `{"candidates": [...], "total": N}`. `days` keeps sessions started in the last
     N days (default: all); `agent` keeps one agent's sessions."""
     limit = CANDIDATES_LIMIT.check(limit)
@@ -211,13 +212,13 @@ def postmortem_candidates(store: Store, *, min_errors: int | None = None,
     rows, total = store.triage.postmortem_candidates(
         min_errors=min_errors, limit=limit, agent=agent or None, since=since,
         high_rate=round(SEV_HIGH_RATE * 100), medium_rate=round(SEV_MEDIUM_RATE * 100),
-        medium_count=SEV_MEDIUM_COUNT)
+        medium_count=SEV_MEDIUM_COUNT, cost_floors=tuple(floor for _, floor in COST_SEVERITIES))
     candidates = []
     for row in rows:
         counts = SessionEventCounts(row["event_count"], row["error_count"], row["body_events"],
                                     row["error_events"])
         severity, reason = severity_and_reason(row["status"], counts.error_events,
-                                               counts.body_events)
+                                               counts.body_events, row["cost_usd"])
         candidates.append({
             "session_id": row["session_id"],
             "agent_name": row["agent_name"],

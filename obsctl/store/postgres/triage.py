@@ -120,7 +120,7 @@ def recent_session_ids(conn: psycopg.Connection, *, limit: int, min_events: int,
 
 
 CANDIDATE_COLUMNS = ("session_id", "agent_name", "started_at", "status", "event_count",
-                     "error_count", "body_events", "error_events", "severity_rank")
+                     "error_count", "body_events", "error_events", "cost_usd", "severity_rank")
 
 # The error event rate as reported, in hundredths of a percent rounded half up: the integer
 # arithmetic of services/rates.hundredths (BIGINT / BIGINT divides in integers, as SQLite's
@@ -131,12 +131,14 @@ _RATE = "((20000 * error_events + body_events) / (2 * GREATEST(body_events, 1)))
 
 def postmortem_candidates(conn: psycopg.Connection, *, min_errors: int, limit: int,
                           agent: str | None, since: str | None,
-                          high_rate: float, medium_rate: float, medium_count: int
-                          ) -> tuple[list[dict], int]:
+                          high_rate: float, medium_rate: float, medium_count: int,
+                          cost_floors: tuple[float, float, float]) -> tuple[list[dict], int]:
     """Sessions with at least `min_errors` error events, most severe first, and their total
     count. Each row has the columns CANDIDATE_COLUMNS (see the SQLite module for the rule).
     """
-    where, params = "WHERE error_events >= %s", [min_errors]
+    # With errors asked for, a session whose cost alone earns a severity is a candidate too.
+    where, params = "WHERE (error_events >= %s OR (%s > 0 AND cost_usd >= %s))", [min_errors, min_errors,
+                                                                                  cost_floors[2]]
     if agent is not None:
         where += " AND agent_name = %s"
         params.append(agent)
@@ -149,11 +151,14 @@ def postmortem_candidates(conn: psycopg.Connection, *, min_errors: int, limit: i
         f" WHEN status = 'error' OR {_RATE} >= %s THEN 2"
         f" WHEN {_RATE} >= %s OR error_events >= %s THEN 3 ELSE 4 END"
     )
+    # The cost rule (SEV-2, SEV-3, SEV-4 from cost_floors down); the worse of the two wins.
+    rank = (f"LEAST({rank}, CASE WHEN cost_usd >= %s THEN 2 WHEN cost_usd >= %s THEN 3"
+            f" WHEN cost_usd >= %s THEN 4 ELSE 5 END)")
     total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
     cursor = conn.execute(
         f"SELECT {', '.join(CANDIDATE_COLUMNS[:-1])}, {rank} AS r FROM sessions {where} "
         f"ORDER BY r, error_events DESC, started_at DESC, session_id LIMIT %s",
-        [high_rate, high_rate, medium_rate, medium_count, *params, limit],
+        [high_rate, high_rate, medium_rate, medium_count, *cost_floors, *params, limit],
     )
     return [dict(zip(CANDIDATE_COLUMNS, row)) for row in cursor], total
 

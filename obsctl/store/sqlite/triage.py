@@ -122,7 +122,7 @@ def recent_session_ids(db: sqlite_utils.Database, *, limit: int, min_events: int
 
 
 CANDIDATE_COLUMNS = ("session_id", "agent_name", "started_at", "status", "event_count",
-                     "error_count", "body_events", "error_events", "severity_rank")
+                     "error_count", "body_events", "error_events", "cost_usd", "severity_rank")
 
 # The error event rate as reported, in hundredths of a percent rounded half up: the integer
 # arithmetic of services/rates.hundredths, so that the rank and the severity shown beside it
@@ -132,8 +132,8 @@ _RATE = "((20000 * error_events + body_events) / (2 * MAX(body_events, 1)))"
 
 def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int, limit: int,
                           agent: str | None, since: str | None,
-                          high_rate: float, medium_rate: float, medium_count: int
-                          ) -> tuple[list[dict], int]:
+                          high_rate: float, medium_rate: float, medium_count: int,
+                          cost_floors: tuple[float, float, float]) -> tuple[list[dict], int]:
     """Sessions with at least `min_errors` error events, most severe first, and their total
     count. Each row has the columns CANDIDATE_COLUMNS.
 
@@ -142,7 +142,9 @@ def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int, limit: 
     session_end, kept by ingest); the service passes its thresholds (rates in hundredths of
     a percent) so the rule is written once.
     """
-    where, params = "WHERE error_events >= ?", [min_errors]
+    # With errors asked for, a session whose cost alone earns a severity is a candidate too.
+    where, params = "WHERE (error_events >= ? OR (? > 0 AND cost_usd >= ?))", [min_errors, min_errors,
+                                                                                  cost_floors[2]]
     if agent is not None:
         where += " AND agent_name = ?"
         params.append(agent)
@@ -155,12 +157,15 @@ def postmortem_candidates(db: sqlite_utils.Database, *, min_errors: int, limit: 
         f" WHEN status = 'error' OR {_RATE} >= ? THEN 2"
         f" WHEN {_RATE} >= ? OR error_events >= ? THEN 3 ELSE 4 END"
     )
+    # The cost rule (SEV-2, SEV-3, SEV-4 from cost_floors down); the worse of the two wins.
+    rank = (f"MIN({rank}, CASE WHEN cost_usd >= ? THEN 2 WHEN cost_usd >= ? THEN 3"
+            f" WHEN cost_usd >= ? THEN 4 ELSE 5 END)")
     conn = db.conn
     total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
     cursor = conn.execute(
         f"SELECT {', '.join(CANDIDATE_COLUMNS[:-1])}, {rank} AS r FROM sessions {where} "
         f"ORDER BY r, error_events DESC, started_at DESC, session_id LIMIT ?",
-        [high_rate, high_rate, medium_rate, medium_count, *params, limit],
+        [high_rate, high_rate, medium_rate, medium_count, *cost_floors, *params, limit],
     )
     return [dict(zip(CANDIDATE_COLUMNS, row)) for row in cursor], total
 

@@ -9,6 +9,7 @@ import pytest
 
 from obsctl.services.ingest import ingest_events
 from obsctl.services.postmortem import (
+    COST_SEVERITIES,
     SEV_HIGH_RATE,
     SEV_MEDIUM_COUNT,
     SEV_MEDIUM_RATE,
@@ -105,15 +106,23 @@ def test_too_few_samples_is_no_data():
     assert check_metric("cost_usd", None, [1, 1, 1]).status == "no_data"
 
 
-def test_candidates_sql_rank_matches_the_python_rule(db):
-    # (status, errors, successes), plus one session whose session_end itself carries an error
-    cases = [("completed", 0, 9), ("error", 4, 9), ("error", 1, 49), ("completed", 3, 9),
-             ("completed", 1, 19), ("active", 3, 97), ("completed", 2, 98), ("error", 0, 9),
-             ("completed", 2000, 6001), ("completed", 1999, 6002)]
-    for i, (status, errors, ok) in enumerate(cases):
+def test_candidates_sql_rank_matches_the_python_rule(db, tmp_path):
+    from tests.conftest import use_prices
+
+    use_prices(db, tmp_path, {"m": {"input_per_mtok": 100_000, "output_per_mtok": 0}})  # $0.10 a token
+    # (status, errors, successes, cost in USD), plus one session whose session_end itself carries an error
+    cases = [("completed", 0, 9, 0), ("error", 4, 9, 0), ("error", 1, 49, 0), ("completed", 3, 9, 0),
+             ("completed", 1, 19, 0), ("active", 3, 97, 0), ("completed", 2, 98, 0), ("error", 0, 9, 0),
+             ("completed", 2000, 6001, 0), ("completed", 1999, 6002, 0),
+             # the cost rule: $0.90 nothing, $1.50 SEV-4, $7 SEV-3, $25 SEV-2, the worse of both
+             ("completed", 0, 9, 0.9), ("completed", 0, 9, 1.5), ("completed", 0, 9, 7), ("active", 0, 9, 25),
+             ("completed", 1, 19, 25), ("error", 4, 9, 25), ("completed", 2, 98, 7)]
+    for i, (status, errors, ok, cost) in enumerate(cases):
         events = [{"session_id": f"s{i}", "event_type": "timeout", "timestamp": sc.ts(j)} for j in range(errors)]
         events += [{"session_id": f"s{i}", "event_type": "llm_call", "timestamp": sc.ts(100 + j)}
                    for j in range(ok)]
+        if cost:
+            events[-1] |= {"model": "m", "tokens_in": round(cost * 10)}
         if status != "active":
             events.append({"session_id": f"s{i}", "event_type": "session_end", "status": status,
                            "timestamp": sc.ts(500), "output_data": {"error": "x"} if i == 1 else None})
@@ -121,14 +130,19 @@ def test_candidates_sql_rank_matches_the_python_rule(db):
     rows, total = db.triage.postmortem_candidates(min_errors=0, limit=100, agent=None, since=None,
                                                   high_rate=round(SEV_HIGH_RATE * 100),
                                                   medium_rate=round(SEV_MEDIUM_RATE * 100),
-                                                  medium_count=SEV_MEDIUM_COUNT)
+                                                  medium_count=SEV_MEDIUM_COUNT,
+                                                  cost_floors=tuple(f for _, f in COST_SEVERITIES))
     assert total == len(cases)
     for row in rows:
-        counts = analyse_session(db, row["session_id"], Pricer()).counts
+        a = analyse_session(db, row["session_id"], db.pricer)
+        counts = a.counts
         assert (row["event_count"], row["error_count"], row["body_events"], row["error_events"]) == (
             counts.event_count, counts.error_count, counts.body_events, counts.error_events), row
-        expected = severity_for(row["status"], counts.error_events, counts.body_events)
+        assert (row["cost_usd"] or 0) == pytest.approx(a.cost["total_usd"] or 0), row
+        expected = severity_for(row["status"], counts.error_events, counts.body_events, a.cost["total_usd"])
         assert SEVERITIES[row["severity_rank"] - 1] == expected, row
+    by_id = {r["session_id"]: SEVERITIES[r["severity_rank"] - 1] for r in rows}
+    assert [by_id[f"s{i}"] for i in range(10, 17)] == ["none", "SEV-4", "SEV-3", "SEV-2", "SEV-2", "SEV-1", "SEV-3"]
     assert {SEVERITIES[r["severity_rank"] - 1] for r in rows} == set(SEVERITIES)
     # the session_end's own error counts in error_count, not in error_events
     s1 = next(r for r in rows if r["session_id"] == "s1")
