@@ -6,6 +6,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
+from markupsafe import Markup, escape
 from werkzeug.exceptions import HTTPException
 
 from obsctl.errors import InvalidInput, NotFound, ObsctlError, StorageError
@@ -13,6 +14,7 @@ from obsctl.services import alerts as alert_service
 from obsctl.services import dashboard as dashboard_service
 from obsctl.services import postmortem as postmortem_service
 from obsctl.services import scorecards as scorecard_service
+from obsctl.services import search as search_service
 from obsctl.services import sessions as session_service
 from obsctl.services import sla as sla_service
 from obsctl.services import triage as triage_service
@@ -42,6 +44,7 @@ SHOWN_EVENTS = 1000
 NAV = (
     ("overview", "Overview"),
     ("sessions", "Sessions"),
+    ("search", "Search"),
     ("compare", "Compare"),
     ("alerts", "Alerts"),
     ("webhooks", "Webhooks"),
@@ -67,6 +70,12 @@ blueprint.add_app_template_filter(fmt_ms, "ms")
 blueprint.add_app_template_filter(fmt_num, "num")
 blueprint.add_app_template_filter(lambda v: "–" if v is None else format_usd(v), "usd")
 blueprint.add_app_template_filter(pretty_json, "pretty")
+# Search snippets come with these marks around the matched words: the text is escaped, then
+# the marks become <mark> elements (control characters, so no event text can forge one).
+_MARKS = ("\x02", "\x03")
+blueprint.add_app_template_filter(
+    lambda text: Markup(str(escape(text)).replace(_MARKS[0], "<mark>").replace(_MARKS[1], "</mark>")),
+    "marked")
 
 
 @blueprint.app_context_processor
@@ -144,6 +153,18 @@ def overview():
 # The session list's form fields: one value each in the form, repeatable in a URL.
 _SESSION_FIELDS = ("agent", "model", "tool", "error_type", "tag", "metadata")
 _SESSION_TEXTS = ("status", "since", "from", "to", "min_tokens", "max_tokens", "min_cost", "has_errors", "sort")
+
+
+@blueprint.get("/ui/search")
+def search():
+    """Full-text search over what events said (services/search.py), newest first."""
+    form = {name: (request.args.get(name) or "").strip() for name in ("q", "agent", "since")}
+    found = None
+    if form["q"]:
+        found = search_service.search_events(get_store(), form["q"], agent=[form["agent"]] if form["agent"] else None,
+                                             since=form["since"] or None, limit=PAGE_SIZE,
+                                             mark_start=_MARKS[0], mark_end=_MARKS[1])
+    return render_template("search.html", page="search", form=form, found=found)
 
 
 @blueprint.get("/ui/sessions")

@@ -15,6 +15,7 @@ pytestmark = pytest.mark.e2e
 PAGES = {
     "overview": "/",
     "sessions": "/ui/sessions",
+    "search": "/ui/search?q=crm",
     "session": "/ui/sessions/support-004",
     "triage": "/ui/sessions/support-004/triage",
     "postmortem": "/ui/sessions/research-002/postmortem",
@@ -71,6 +72,9 @@ def test_the_whole_journey(page, demo_server):
             page.wait_for_selector('.chart[data-chart="sla"] canvas')
         if name == "sessions":
             assert page.locator("table.sessions tbody tr").count() == 12
+        if name == "search":  # every match links to its session, the words marked
+            assert page.locator("table.search tbody tr mark").count() >= 1
+            assert page.locator('table.search a[href^="/ui/sessions/support-"]').count() >= 1
         screenshot(page, server.backend, name)
     assert page.errors == []  # no script errors, no CSP violations reported on the console
 

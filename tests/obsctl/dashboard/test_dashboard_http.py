@@ -17,7 +17,7 @@ from tests.conftest import event
 
 KEY = "dash-key-1"
 XSS = "<script>alert(1)</script>{{7*7}}"
-PAGES = ("/", "/?window=6h", "/ui/sessions", "/ui/compare", "/ui/alerts", "/ui/webhooks", "/ui/sla",
+PAGES = ("/", "/?window=6h", "/ui/sessions", "/ui/search", "/ui/search?q=boom", "/ui/compare", "/ui/alerts", "/ui/webhooks", "/ui/sla",
          "/ui/scorecards")
 
 
@@ -212,7 +212,7 @@ def test_the_retry_form_needs_the_csrf_token_and_refuses_what_cannot_be_retried(
 
 @pytest.mark.parametrize("path", ["/ui/sessions?cursor=x", "/ui/sessions?sort=size", "/ui/sessions?status=nope",
                                   "/ui/sessions?min_tokens=9&max_tokens=1", "/ui/sessions?since=yesterday",
-                                  "/ui/sessions?min_cost=lots",
+                                  "/ui/sessions?min_cost=lots", "/ui/search?q=%22open", "/ui/search?q=x&since=soon",
                                   "/?window=7d"])
 def test_a_bad_query_is_a_400_page(client, path):
     r = client.get(path)
@@ -245,3 +245,15 @@ def test_the_sessions_form_filters_and_pages_with_the_cursor(client, store):
     tokens = client.get("/ui/sessions?model=gpt-4o&sort=-tokens&max_tokens=9").get_data(as_text=True)
     assert "5 sessions match" in tokens  # s01, s03, s05, s07, s09
     assert tokens.index(">s09<") < tokens.index(">s01<")
+
+
+def test_the_search_page_marks_the_words_and_escapes_the_rest(client, store):
+    _hostile_session(store)
+    html = client.get("/ui/search?q=boom").get_data(as_text=True)
+    # The tool call and its error output both say "boom <i>": one event, the text escaped and
+    # only the matched word marked.
+    row = re.search(r'<td class="snippet">(.*?)</td>', html, re.S).group(1)
+    assert "<mark>boom</mark>" in row and "<i>" not in row and "<img" not in html
+    assert 'href="/ui/sessions/s%3Cb%3E1"' in html and "1 event." in html
+    assert "<script>alert(1)</script>" not in html
+    assert "No event matches." in client.get("/ui/search?q=nothinglikethis").get_data(as_text=True)
