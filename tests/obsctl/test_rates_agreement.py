@@ -104,7 +104,9 @@ def test_triage_and_postmortem_agree_on_the_sessions_of_the_issue(db, demo, pric
     assert [(c["session_id"], c["error_rate"], c["severity"]) for c in rl] == [
         ("research-002", 62.5, "SEV-1"), ("code-002", 25.0, "SEV-2"), ("support-004", 20.0, "SEV-3")]
     triage = triage_session(db, "code-002", pricer=pricer)
-    assert (triage["health_score"], triage["grade"], triage["severity"]) == (83.0, "B", "critical")
+    # 83 from its terms, capped at 64.9 (C) by the critical severity: the grade agrees with it.
+    assert (triage["health_score"], triage["grade"], triage["severity"]) == (64.9, "C", "critical")
+    assert triage["score_penalties"]["severity"] == 18.1
     finding = triage["findings"][0]
     assert finding["title"] == "1 of 4 events failed (25%)"
     assert finding["detail"].endswith("Severity critical because 25% of its events failed, at least 25%.")

@@ -137,8 +137,11 @@ def test_tail_refuses_bad_options(cli):
 # --- Processes: local tail, the event stream, remote tail ---------------------------------------
 
 def _tail_process(*args: str) -> subprocess.Popen:
+    # Ctrl-C as a terminal sends it: a suite started in the background (`make test &`) runs
+    # with SIGINT ignored, which children inherit, so it is set back to its default first.
     return subprocess.Popen([sys.executable, "-m", "obsctl", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _ingest(db_url: str, *events: dict) -> None:
