@@ -38,6 +38,20 @@ def sized(full, small):
     return small if SMALL else full
 
 
+def timed(fn, iterations: int) -> list[float]:
+    """Milliseconds of each of `iterations` calls of `fn`, after one warm-up call (page cache,
+    statements and query plans, lazy imports)."""
+    import time
+
+    fn()
+    samples = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
 def median(samples) -> float:
     return statistics.median(samples)
 

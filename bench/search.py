@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _dataset import bench_db_path
-from _report import Report, median, sized
+from _report import Report, median, sized, timed
 
 TARGET_MS = 50.0
 QUERIES = ("timeout", '"HTTP 503"', "rate*", "refund policy", "fetch_url")
@@ -34,15 +34,6 @@ SHAPES = {
     "--agent --since 1d": {"agent": ["agent-07"], "since": "1d"},
 }
 
-
-def timed(fn, iterations: int) -> list[float]:
-    fn()  # warm-up: page cache, statements
-    samples = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1000)
-    return samples
 
 
 def main() -> None:

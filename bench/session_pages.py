@@ -13,10 +13,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 
 from _dataset import ROOT, bench_db_path
-from _report import Report, sized
+from _report import Report, sized, timed
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -34,15 +33,6 @@ def p(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
-
-def timed(fn, iterations: int) -> list[float]:
-    fn()  # warm the cache
-    samples = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1000)
-    return samples
 
 
 def cursor_at(store, filters: dict, limit: int, page: int) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _dataset import fresh_copy, generate_events
-from _report import Report, sized
+from _report import Report, sized, timed
 
 TRIAGE_TARGET_MS = 100.0
 BATCH_TARGET_MS = 1000.0
@@ -38,15 +38,6 @@ def percentile(samples: list[float], pct: int) -> float:
     ordered = sorted(samples)
     return ordered[max(1, (pct * len(ordered) + 99) // 100) - 1]
 
-
-def timed(fn, iterations: int) -> list[float]:
-    fn()  # warm-up: page cache, query plans, the genai-prices import
-    samples = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1000)
-    return samples
 
 
 def line(report: Report, label: str, samples: list[float], target: float | None = None) -> str:
