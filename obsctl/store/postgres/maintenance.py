@@ -20,7 +20,9 @@ TABLES = ("sessions", "events", "alert_rules", "alert_events", "webhooks", "webh
 # (started_at is NOT NULL), so GREATEST answers as SQLite's scalar MAX does.
 _LAST_ACTIVITY = "GREATEST(COALESCE(last_event_at, started_at), COALESCE(ended_at, ''), started_at)"
 
-_SUBTRACT_STATS = """
+# The events of the sessions in the list parameter leave the event_stats rollup (prune, and
+# sessions.delete_session with one id).
+SUBTRACT_STATS = """
 INSERT INTO event_stats AS s (event_type, hour, model, event_count, tokens_in, tokens_out,
                               duration_sum, duration_count)
 SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), -COUNT(*),
@@ -61,7 +63,7 @@ def prune_batch(conn: psycopg.Connection, cutoff: str, batch_sessions: int) -> t
             f"ORDER BY session_id LIMIT %s FOR UPDATE", [cutoff, batch_sessions])]
         if not ids:
             return 0, 0
-        conn.execute(_SUBTRACT_STATS, [ids])
+        conn.execute(SUBTRACT_STATS, [ids])
         conn.execute("DELETE FROM event_stats WHERE event_count <= 0")
         events = _drop_whole_weeks(conn, ids)
         conn.execute("DELETE FROM event_keys WHERE event_id IN "

@@ -9,6 +9,7 @@ import psycopg
 
 from obsctl.models.sessions import SessionFilter
 from obsctl.store import session_filter_sql
+from obsctl.store.postgres.maintenance import SUBTRACT_STATS
 from obsctl.store.postgres.schema import SESSION_DURATION_MS
 from obsctl.store.tables import EVENT_READ_COLUMNS, SESSION_COLUMNS
 
@@ -94,31 +95,13 @@ def iter_session_events(conn: psycopg.Connection, session_id: str) -> Iterator[d
 
 # ---- housekeeping: delete, tags, scores (the same answers as the SQLite module) ----
 
-_SUBTRACT_SESSION_STATS = """
-INSERT INTO event_stats AS s (event_type, hour, model, event_count, tokens_in, tokens_out,
-                              duration_sum, duration_count)
-SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), -COUNT(*),
-       -COALESCE(SUM(tokens_in), 0), -COALESCE(SUM(tokens_out), 0),
-       -COALESCE(SUM(duration_ms), 0), -COUNT(duration_ms)
-FROM events WHERE session_id = %s
-GROUP BY 1, 2, 3
-ORDER BY 1, 2, 3
-ON CONFLICT (event_type, hour, model) DO UPDATE SET
-    event_count = s.event_count + excluded.event_count,
-    tokens_in = s.tokens_in + excluded.tokens_in,
-    tokens_out = s.tokens_out + excluded.tokens_out,
-    duration_sum = s.duration_sum + excluded.duration_sum,
-    duration_count = s.duration_count + excluded.duration_count
-"""
-
-
 def delete_session(conn: psycopg.Connection, session_id: str) -> int | None:
     """Delete a session, its events (and their ids in event_keys), tags, scores and trace links
     (inside a write transaction); the number of events deleted, or None when there is no such
     session. The session row is locked first, so an ingest into it waits for the delete."""
     if conn.execute("SELECT 1 FROM sessions WHERE session_id = %s FOR UPDATE", [session_id]).fetchone() is None:
         return None
-    conn.execute(_SUBTRACT_SESSION_STATS, [session_id])
+    conn.execute(SUBTRACT_STATS, [[session_id]])
     conn.execute("DELETE FROM event_stats WHERE event_count <= 0")
     conn.execute("DELETE FROM event_keys WHERE event_id IN (SELECT event_id FROM events WHERE session_id = %s)",
                  [session_id])

@@ -15,13 +15,15 @@ TABLES = ("sessions", "events", "alert_rules", "alert_events", "webhooks", "webh
 # A session's last activity: its latest event, its end, or its start.
 _LAST_ACTIVITY = "MAX(COALESCE(last_event_at, started_at), COALESCE(ended_at, ''), started_at)"
 
-_SUBTRACT_STATS = """
+# The events of the sessions `{sessions}` selects (an IN list) leave the event_stats rollup:
+# prune's batch, or sessions.delete_session's one id.
+SUBTRACT_STATS = """
 INSERT INTO event_stats (event_type, hour, model, event_count, tokens_in, tokens_out,
                          duration_sum, duration_count)
 SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), -COUNT(*),
        -COALESCE(SUM(tokens_in), 0), -COALESCE(SUM(tokens_out), 0),
        -COALESCE(SUM(duration_ms), 0), -COUNT(duration_ms)
-FROM events WHERE session_id IN (SELECT session_id FROM temp.prune_batch)
+FROM events WHERE session_id IN ({sessions})
 GROUP BY 1, 2, 3
 ON CONFLICT (event_type, hour, model) DO UPDATE SET
     event_count = event_count + excluded.event_count,
@@ -58,7 +60,7 @@ def prune_batch(db: sqlite_utils.Database, cutoff: str, batch_sessions: int) -> 
         if not sessions:
             return 0, 0
         if _has_table(conn, "event_stats"):
-            conn.execute(_SUBTRACT_STATS)
+            conn.execute(SUBTRACT_STATS.format(sessions="SELECT session_id FROM temp.prune_batch"))
             conn.execute("DELETE FROM event_stats WHERE event_count <= 0")
         events = conn.execute(
             "DELETE FROM events WHERE session_id IN (SELECT session_id FROM temp.prune_batch)").rowcount

@@ -9,6 +9,7 @@ import sqlite_utils
 from obsctl.models.sessions import SessionFilter
 from obsctl.store import session_filter_sql
 from obsctl.store.sqlite.analytics import SESSION_DURATION_MS
+from obsctl.store.sqlite.maintenance import SUBTRACT_STATS
 from obsctl.store.tables import EVENT_READ_COLUMNS, SESSION_COLUMNS
 
 _SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
@@ -96,33 +97,15 @@ def iter_session_events(db: sqlite_utils.Database, session_id: str) -> Iterator[
 
 # ---- housekeeping: delete, tags, scores ----
 
-# The deleted session's events leave the event_stats rollup (as prune's do): the rollup then
-# counts exactly what a store that never had them would. session_stats follows the sessions
-# row (its trigger) and event_totals each deleted event (its trigger).
-_SUBTRACT_SESSION_STATS = """
-INSERT INTO event_stats (event_type, hour, model, event_count, tokens_in, tokens_out,
-                         duration_sum, duration_count)
-SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), -COUNT(*),
-       -COALESCE(SUM(tokens_in), 0), -COALESCE(SUM(tokens_out), 0),
-       -COALESCE(SUM(duration_ms), 0), -COUNT(duration_ms)
-FROM events WHERE session_id = ?
-GROUP BY 1, 2, 3
-ON CONFLICT (event_type, hour, model) DO UPDATE SET
-    event_count = event_count + excluded.event_count,
-    tokens_in = tokens_in + excluded.tokens_in,
-    tokens_out = tokens_out + excluded.tokens_out,
-    duration_sum = duration_sum + excluded.duration_sum,
-    duration_count = duration_count + excluded.duration_count
-"""
-
-
 def delete_session(db: sqlite_utils.Database, session_id: str) -> int | None:
     """Delete a session, its events, tags, scores and trace links (inside a write transaction);
     the number of events deleted, or None when there is no such session."""
     conn = db.conn
     if conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", [session_id]).fetchone() is None:
         return None
-    conn.execute(_SUBTRACT_SESSION_STATS, [session_id])
+    # Its events leave the event_stats rollup as prune's do, so the rollup counts what a store
+    # that never had them would; session_stats and event_totals follow by their triggers.
+    conn.execute(SUBTRACT_STATS.format(sessions="?"), [session_id])
     conn.execute("DELETE FROM event_stats WHERE event_count <= 0")
     events = conn.execute("DELETE FROM events WHERE session_id = ?", [session_id]).rowcount
     conn.execute("DELETE FROM otlp_trace_sessions WHERE session_id = ?", [session_id])
