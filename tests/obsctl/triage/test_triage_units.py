@@ -16,7 +16,6 @@ from obsctl.services.postmortem import (
     SEVERITIES,
     severity_for,
 )
-from obsctl.services.pricing import Pricer
 from obsctl.services.triage.analysis import analyse_session
 from obsctl.services.triage.anomaly import check_metric, median, nearest_rank, robust_scale
 from obsctl.services.triage.errors import classify_error, fingerprint, normalise_message
