@@ -166,7 +166,8 @@ def local_only(ctx: typer.Context, what: str) -> None:
     """Refuse a command that works on a database, not through a server, under --url (exit 2)."""
     if settings_of(ctx).remote_url:
         raise typer.BadParameter(f"`{what}` works on a database and cannot run against a server; "
-                                 f"drop --url (and $OBSCTL_URL, $OBSCTL_PROFILE)", param_hint="--url")
+                                 f"drop --url or --profile, or give --db (which wins over $OBSCTL_URL "
+                                 f"and $OBSCTL_PROFILE)", param_hint="--url")
 
 
 def error(message: str) -> None:
