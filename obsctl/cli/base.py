@@ -13,6 +13,7 @@ from typer.core import TyperArgument, TyperCommand
 
 from obsctl.config import Settings
 from obsctl.errors import ObsctlError
+from obsctl.text import visible_text
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_FIRED = 0, 1, 2, 3
 
@@ -171,8 +172,11 @@ def local_only(ctx: typer.Context, what: str) -> None:
 
 
 def error(message: str) -> None:
+    """An error on stderr. Messages may quote stored data or a server's answer: their control
+    characters are shown as \\xNN, as on stdout (cli/output.py)."""
+    message = visible_text(message)
     sys.stderr.write(f"Error: {message}\n" if not message.startswith("  ") else f"{message}\n")
 
 
 def notice(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    sys.stderr.write(visible_text(message) + "\n")

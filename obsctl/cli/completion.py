@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 
 import typer
 
+from obsctl.text import CONTROL
 from obsctl.vocabulary import METRICS, OPERATORS, SESSION_STATUSES
 
 LIMIT = 100  # values offered at most: a shell shows no more usefully
@@ -134,4 +135,8 @@ def _from_database(ctx: typer.Context, read: Callable) -> list[str]:
     reader = threading.Thread(target=work, daemon=True)
     reader.start()
     reader.join(READ_TIMEOUT_S)
-    return list(found) if not reader.is_alive() else []
+    if reader.is_alive():
+        return []
+    # The shell prints candidates as they are: a stored name holding control characters is
+    # not offered (it could not be typed anyway).
+    return [value for value in found if not CONTROL.search(value)]
