@@ -151,7 +151,9 @@ class Settings:
     write_queue: int | None = None
     write_timeout: int = 10
     # Remote mode: the CLI talks to the `obsctl serve` at this URL instead of opening a
-    # database, sending `remote_api_key` as X-API-Key (see obsctl/cli/base.run).
+    # database, sending `remote_api_key` as X-API-Key (see obsctl/cli/base.run). Set only by
+    # the CLI's one precedence rule (obsctl/cli/target.py), which reads $OBSCTL_URL and
+    # $OBSCTL_API_KEY, so that no key reaches a URL it did not come with.
     remote_url: str | None = None
     remote_api_key: str | None = None
     # Where people reach this obsctl's API (OBSCTL_PUBLIC_URL): alerts link to it.
@@ -191,8 +193,6 @@ class Settings:
             header_timeout=_int_env(env, "OBSCTL_HEADER_TIMEOUT", 10),
             write_queue=_int_env(env, "OBSCTL_WRITE_QUEUE", 0) or None,
             write_timeout=_int_env(env, "OBSCTL_WRITE_TIMEOUT", 10),
-            remote_url=env.get("OBSCTL_URL") or None,
-            remote_api_key=env.get("OBSCTL_API_KEY") or None,
             public_url=parse_public_url(env.get("OBSCTL_PUBLIC_URL")),
             session_idle_timeout=parse_idle_timeout(env.get("OBSCTL_SESSION_IDLE_TIMEOUT")),
             otlp_grpc_port=parse_port(env, "OBSCTL_OTLP_GRPC_PORT"),

@@ -13,6 +13,7 @@ from typer.core import TyperArgument, TyperCommand
 
 from obsctl.config import Settings
 from obsctl.errors import ObsctlError
+from obsctl.text import visible_text
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_FIRED = 0, 1, 2, 3
 
@@ -166,12 +167,16 @@ def local_only(ctx: typer.Context, what: str) -> None:
     """Refuse a command that works on a database, not through a server, under --url (exit 2)."""
     if settings_of(ctx).remote_url:
         raise typer.BadParameter(f"`{what}` works on a database and cannot run against a server; "
-                                 f"drop --url (and $OBSCTL_URL, $OBSCTL_PROFILE)", param_hint="--url")
+                                 f"drop --url or --profile, or give --db (which wins over $OBSCTL_URL "
+                                 f"and $OBSCTL_PROFILE)", param_hint="--url")
 
 
 def error(message: str) -> None:
+    """An error on stderr. Messages may quote stored data or a server's answer: their control
+    characters are shown as \\xNN, as on stdout (cli/output.py)."""
+    message = visible_text(message)
     sys.stderr.write(f"Error: {message}\n" if not message.startswith("  ") else f"{message}\n")
 
 
 def notice(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    sys.stderr.write(visible_text(message) + "\n")

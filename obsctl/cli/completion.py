@@ -12,11 +12,13 @@ The shell scripts are completions/ (`make completions`) or `obsctl --install-com
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable
 
 import typer
 
+from obsctl.text import CONTROL
 from obsctl.vocabulary import METRICS, OPERATORS, SESSION_STATUSES
 
 LIMIT = 100  # values offered at most: a shell shows no more usefully
@@ -106,13 +108,14 @@ def sessions(ctx: typer.Context, incomplete: str) -> list[str]:
 
 def _from_database(ctx: typer.Context, read: Callable) -> list[str]:
     try:
+        from obsctl.cli.target import Layer, resolve_target, typed_layer
         from obsctl.config import Settings
         from obsctl.services.storage import open_store
 
-        params = ctx.find_root().params
-        if params.get("url") or params.get("profile"):
+        target = resolve_target(typed_layer(ctx), Layer.environment(os.environ))
+        if target.url:
             return []  # a server, not a database: nothing to read here
-        settings = Settings.from_env(db_path=params.get("db"))
+        settings = Settings.from_env(db_path=target.db)
     except Exception:  # noqa: BLE001 - completion completes nothing rather than fail
         return []
     found: list[str] = []
@@ -132,4 +135,8 @@ def _from_database(ctx: typer.Context, read: Callable) -> list[str]:
     reader = threading.Thread(target=work, daemon=True)
     reader.start()
     reader.join(READ_TIMEOUT_S)
-    return list(found) if not reader.is_alive() else []
+    if reader.is_alive():
+        return []
+    # The shell prints candidates as they are: a stored name holding control characters is
+    # not offered (it could not be typed anyway).
+    return [value for value in found if not CONTROL.search(value)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -28,11 +30,10 @@ from obsctl.cli import (
     triage,
     webhooks,
 )
-from obsctl.cli.base import ObsTyper
-from obsctl.client.keys import read_key_file
-from obsctl.client.profiles import load_profile
+from obsctl.cli.base import ObsTyper, error
+from obsctl.cli.target import ENVIRONMENT, Layer, resolve_target, typed_layer
 from obsctl.config import Settings
-from obsctl.errors import InvalidInput, ObsctlError
+from obsctl.errors import ObsctlError
 
 app = ObsTyper(
     name="obsctl",
@@ -51,47 +52,38 @@ def _version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     db: str | None = typer.Option(
-        None, "--db", envvar=["OBSCTL_DATABASE_URL", "OBSCTL_DB"], show_envvar=True, metavar="PATH|URL",
+        None, "--db", envvar=list(ENVIRONMENT["db"]), show_envvar=True, metavar="PATH|URL",
         help="Where the data is: a SQLite file (or sqlite:///PATH), or postgresql://USER@HOST:PORT/DB "
              "[default: $XDG_DATA_HOME/obsctl/obsctl.db]",
     ),
     url: str | None = typer.Option(
         None, "--url", envvar="OBSCTL_URL", show_envvar=True, metavar="URL",
         help="Work against the obsctl server at URL (its HTTP API) instead of a database; "
-             "the key is read from $OBSCTL_API_KEY or --api-key-file.",
+             "the key is read from --api-key-file or $OBSCTL_API_KEY.",
     ),
     api_key_file: Path | None = typer.Option(
         None, "--api-key-file", metavar="FILE", dir_okay=False,
-        help="Read the server's API key from FILE (for --url; instead of $OBSCTL_API_KEY).",
+        help="Read the server's API key from FILE (for --url or $OBSCTL_URL; instead of $OBSCTL_API_KEY).",
     ),
     profile: str | None = typer.Option(
         None, "--profile", envvar="OBSCTL_PROFILE", show_envvar=True, metavar="NAME",
-        help="Work against the server named NAME in the config file "
-             "($OBSCTL_CONFIG or ~/.config/obsctl/config.toml); --url and --api-key-file win over it.",
+        help="Work against the server named NAME in the config file ($OBSCTL_CONFIG or "
+             "~/.config/obsctl/config.toml), sending it only that profile's key. The command line "
+             "wins over the environment: --db, --url or --profile here overrides $OBSCTL_DB, "
+             "$OBSCTL_URL and $OBSCTL_PROFILE.",
     ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Show the version and exit."),
 ) -> None:
     """Observability for LLM agents."""
+    # The options are read through the context: typed_layer takes those typed on the command
+    # line, Layer.environment the variables, and one rule (cli/target.py) decides between them.
     try:
-        if db is not None and url is not None:
-            # What the command line says wins over the environment; two of the same kind clash.
-            # (Typer carries its own click: the source is compared by name.)
-            db_given, url_given = (getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"
-                                   for name in ("db", "url"))
-            if db_given == url_given:
-                raise InvalidInput("--db (or $OBSCTL_DATABASE_URL) and --url (or $OBSCTL_URL) cannot "
-                                   "be combined: choose a database or a server")
-            db, url = (db, None) if db_given else (None, url)
-        key = read_key_file(api_key_file) if api_key_file else None
-        if profile is not None:
-            if db is not None:
-                raise InvalidInput("--db and --profile cannot be combined: choose a database or a server")
-            named = load_profile(profile)
-            url, key = url or named.url, key or named.api_key
-        ctx.obj = Settings.from_env(db_path=db, remote_url=url, remote_api_key=key)
+        target = resolve_target(typed_layer(ctx), Layer.environment(os.environ))
+        ctx.obj = replace(Settings.from_env(db_path=target.db), remote_url=target.url,
+                          remote_api_key=target.api_key)
     except ObsctlError as exc:
-        typer.echo(f"Error: {exc.message}", err=True)
+        error(exc.message)
         raise typer.Exit(2) from None
 
 

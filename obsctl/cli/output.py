@@ -5,6 +5,11 @@ User text never reaches rich as markup: table cells and titles become `rich.text
 (literal), colour is asked for with `Styled(text, style)`, and anything else printed
 through rich passes user parts through `escape`. TSV fields escape tabs, newlines, carriage returns and
 backslashes, so each row stays one line with the same number of columns.
+
+Nor does stored text steer the terminal: `show` hands the terminal renderings data whose
+control characters are made visible (`\\x1b` for ESC: no screen clearing, OSC 8 link or OSC 52
+clipboard write from an agent name), and table cells and TSV fields do the same on their own.
+JSON stays exact (JSON escapes them itself).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Annotated, Any, NamedTuple
 import orjson
 import typer
 
-from obsctl.text import MISSING
+from obsctl.text import MISSING, visible_text
 
 JSON_HELP = "Print the result as JSON (the HTTP API's body where the API has the same call)."
 # Declared once; every command that prints data takes `json_: JsonFlag = False`.
@@ -55,11 +60,26 @@ def show(data: Any, json_: bool, render: Callable[[Any], None], *,
     if json_:
         emit_json(data)
     elif stdout_is_tty():
-        render(data)
+        render(visible(data))
     elif json_when_piped:
         emit_json(data)
     else:
         (plain or render)(data)
+
+
+def visible(data: Any) -> Any:
+    """`data` with the control characters of every string in it (keys too) shown as `\\xNN`,
+    for a terminal: what reaches a renderer from here cannot move the cursor, clear the
+    screen, retitle the window, make links or write the clipboard."""
+    if isinstance(data, str):
+        return visible_text(data)
+    if isinstance(data, dict):
+        return {visible(key): visible(value) for key, value in data.items()}
+    if isinstance(data, Styled):
+        return Styled(visible_text(data.text), data.style)
+    if isinstance(data, list | tuple):
+        return type(data)(visible(value) for value in data)
+    return data
 
 
 def emit_json(data: Any) -> None:
@@ -97,21 +117,23 @@ def fmt_percent(value: float | None) -> str:
 
 
 def escape(text: Any) -> str:
-    """User text made safe for a rich markup string (`[bold]` prints as typed)."""
+    """User text made safe for a rich markup string (`[bold]` prints as typed), its control
+    characters visible."""
     from rich.markup import escape as rich_escape
 
-    return rich_escape(str(text))
+    return rich_escape(visible_text(str(text)))
 
 
 def tsv_field(value: Any) -> str:
-    """One TSV field: MISSING for none; tab, newline, CR and backslash escaped."""
+    """One TSV field: MISSING for none; tab, newline, CR and backslash escaped, and every
+    other control character shown as `\\xNN`."""
     if value is None:
         return MISSING
     if isinstance(value, Styled):
         value = value.text
     elif isinstance(value, list):
         value = "".join(p.text if isinstance(p, Styled) else str(p) for p in value)
-    return str(value).translate(_TSV_ESCAPES)
+    return visible_text(str(value).translate(_TSV_ESCAPES))
 
 
 def rich_cell(value: Any):
@@ -122,12 +144,13 @@ def rich_cell(value: Any):
     if value is None:
         return Text(MISSING)
     if isinstance(value, Styled):
-        return Text(value.text, style=value.style)
+        return Text(visible_text(value.text), style=value.style)
     if isinstance(value, list):
-        return Text.assemble(*[tuple(p) if isinstance(p, Styled) else str(p) for p in value])
+        return Text.assemble(*[(visible_text(p.text), p.style) if isinstance(p, Styled) else visible_text(str(p))
+                               for p in value])
     if isinstance(value, int | float) and not isinstance(value, bool):
         return Text(fmt_number(value))
-    return Text(str(value))
+    return Text(visible_text(str(value)))
 
 
 def plain_table(headers: list[str], rows: list[list[Any]]) -> None:
@@ -147,7 +170,8 @@ def render_table(title: str | None, headers: list[str], rows: list[list[Any]],
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=None if title is None else Text(title), header_style="bold", show_lines=False)
+    table = Table(title=None if title is None else Text(visible_text(title)), header_style="bold",
+                  show_lines=False)
     for h in headers:
         table.add_column(Text(h), justify=(justify or {}).get(h, "left"), overflow="fold")
     for row in rows:

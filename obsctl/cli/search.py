@@ -46,6 +46,9 @@ def search_command(
     data = run(ctx, service.search_events, query, agent=agents or None, since=since, until=until,
                session=session, event_type=event_type, sort=sort, limit=limit,
                mark_start=mark_start if json_ else _START, mark_end=mark_end if json_ else _END)
+    if not json_:
+        # Split here, before `show` makes the terminal's copy visible (the marks are controls).
+        data = {**data, "results": [{**r, "snippet": _pieces(r["snippet"])} for r in data["results"]]}
     show(data, json_, _render, plain=lambda d: _plain(d, mark_start, mark_end))
 
 
@@ -63,7 +66,7 @@ def _pieces(snippet: str | None) -> list | None:
     return [p for p in pieces if p]
 
 
-def _rows(data: dict, snippet) -> list[list]:
+def _rows(data: dict, snippet=lambda pieces: pieces) -> list[list]:
     return [[r["timestamp"], r["session_id"], r["agent_name"], r["event_type"], r["event_id"], r["field"],
              snippet(r["snippet"])] for r in data["results"]]
 
@@ -74,11 +77,13 @@ _HEADERS = ["timestamp", "session", "agent", "type", "event", "field", "snippet"
 def _render(data: dict) -> None:
     more = ", more match: raise --limit or narrow the search" if data["more"] else ""
     title = f"{data['count']} event{'s' if data['count'] != 1 else ''} matching {data['query']!r}{more}"
-    render_table(title, _HEADERS, _rows(data, _pieces))
+    render_table(title, _HEADERS, _rows(data))
 
 
 def _plain(data: dict, start: str, end: str) -> None:
-    def marked(snippet: str | None) -> str | None:
-        return None if snippet is None else snippet.replace(_START, start).replace(_END, end)
+    def marked(pieces: list | None) -> str | None:
+        if pieces is None:
+            return None
+        return "".join(f"{start}{p.text}{end}" if isinstance(p, Styled) else p for p in pieces)
 
     render_table(None, _HEADERS, _rows(data, marked))

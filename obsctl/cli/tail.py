@@ -11,6 +11,7 @@ from obsctl.cli.base import run, translate_errors
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import JsonFlag, stdout_is_tty
 from obsctl.services.sessions.follow import LINES
+from obsctl.text import visible_text
 
 # Shells report a command ended by Ctrl-C (SIGINT) with 128 + 2.
 EXIT_INTERRUPTED = 130
@@ -80,7 +81,7 @@ def _text_line(terminal: bool):
     def line(feed) -> bytes:
         e = feed.event
         fields = [e["timestamp"], e["session_id"], feed.agent_name, e["event_type"], _detail(e)]
-        text = separator.join(str(f).translate(_ESCAPES) for f in fields).rstrip()
+        text = separator.join(visible_text(str(f).translate(_ESCAPES)) for f in fields).rstrip()
         return (text + "\n").encode()
 
     return line

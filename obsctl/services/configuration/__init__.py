@@ -18,7 +18,8 @@ file names, services/configuration/file.py); a webhook entry without `secret` or
 `***` and URLs masked.
 
 Applying is one transaction: every change or none. A dry run plans the same changes and
-makes none.
+makes none. Webhook URLs are checked (DNS) before that transaction opens, all at once, so
+slow names never hold the write lock.
 """
 
 from __future__ import annotations
@@ -212,9 +213,15 @@ def _shown_secret(value: Any) -> str | None:
     return None if value is None else MASK
 
 
+def _urls_to_check(entries: list) -> list[str]:
+    """The webhook URLs a document may set: every whole (unmasked) URL it gives."""
+    return [e["url"] for e in entries if type(e) is dict and type(e.get("url")) is str and MASK not in e["url"]]
+
+
 def _plan_webhooks(store: Store, settings, entries: list, problems: _Problems,
-                   rule_names: set[str]) -> tuple[list[dict], dict]:
-    """Plan the webhook entries; `rule_names` are the rules there will be once applied."""
+                   rule_names: set[str], checked: webhook_service.UrlChecks) -> tuple[list[dict], dict]:
+    """Plan the webhook entries; `rule_names` are the rules there will be once applied;
+    `checked` the URL checks made before the transaction."""
     stored = {row["webhook_id"]: row for row in store.webhooks.list_webhooks()}
     by_url: dict[str, list[dict]] = {}
     for row in stored.values():
@@ -258,7 +265,7 @@ def _plan_webhooks(store: Store, settings, entries: list, problems: _Problems,
         if body["format"] != "pagerduty" and "routing_key" not in entry:
             body["routing_key"] = None  # only PagerDuty webhooks have one
         try:
-            fields = webhook_service.check_webhook_fields(store, settings, body, current)
+            fields = webhook_service.check_webhook_fields(store, settings, body, current, checked=checked)
         except InvalidInput as exc:
             problems.add_error(path, exc, WEBHOOK_FIELDS)
             continue
@@ -356,6 +363,8 @@ def apply_config(store: Store, settings, document: Any, *, dry_run: bool = False
     """
     problems = _Problems()
     sections = _sections(document, problems)
+    # DNS before the transaction: a lookup may take seconds, and the write lock is shared.
+    checked = webhook_service.check_urls(settings, _urls_to_check(sections.get("webhooks", [])))
     unit = store.read_snapshot() if dry_run else store.transaction()
     with unit:
         rules, webhooks, targets = [], [], []
@@ -370,7 +379,8 @@ def apply_config(store: Store, settings, document: Any, *, dry_run: bool = False
         else:
             names = {r["name"] for r in store.alerts.list_rules()}
         if "webhooks" in sections:
-            webhooks, unlisted_hooks = _plan_webhooks(store, settings, sections["webhooks"], problems, names)
+            webhooks, unlisted_hooks = _plan_webhooks(store, settings, sections["webhooks"], problems, names,
+                                                      checked)
         if "sla" in sections:
             targets, unlisted_targets = _plan_targets(store, sections["sla"], problems)
         problems.raise_any()
@@ -381,7 +391,7 @@ def apply_config(store: Store, settings, document: Any, *, dry_run: bool = False
         targets += [{**_item("sla_target", f"{a} {m}", gone, path=None), "_key": (a, m)}
                     for (a, m) in unlisted_targets]
         if not dry_run:
-            _execute(store, settings, rules, webhooks, targets)
+            _execute(store, settings, rules, webhooks, targets, checked)
     objects = [{k: v for k, v in item.items() if not k.startswith("_")} for item in rules + webhooks + targets]
     counts = {action: sum(1 for o in objects if o["action"] == action) for action in ACTIONS}
     return {"dry_run": dry_run, "prune": prune,
@@ -390,8 +400,10 @@ def apply_config(store: Store, settings, document: Any, *, dry_run: bool = False
             "deleted": counts["delete"], "unlisted": counts["unlisted"], "objects": objects}
 
 
-def _execute(store: Store, settings, rules: list[dict], webhooks: list[dict], targets: list[dict]) -> None:
-    """Carry out a plan inside the caller's transaction, through each area's own use cases."""
+def _execute(store: Store, settings, rules: list[dict], webhooks: list[dict], targets: list[dict],
+             checked: webhook_service.UrlChecks) -> None:
+    """Carry out a plan inside the caller's transaction, through each area's own use cases
+    (webhooks with the URL checks made before it)."""
     ids = {r["name"]: r["rule_id"] for r in store.alerts.list_rules()}
     for item in rules:
         if item["action"] == "create":
@@ -408,12 +420,12 @@ def _execute(store: Store, settings, rules: list[dict], webhooks: list[dict], ta
             body["rule_ids"] = [ids[name] for name in body["rule_ids"]]
         if item["action"] == "create":
             if item["_id"]:
-                created = webhook_service.insert_webhook(store, settings, body, item["_id"])
+                created = webhook_service.insert_webhook(store, settings, body, item["_id"], checked=checked)
             else:
-                created = webhook_service.create_webhook(store, settings, body)
+                created = webhook_service.create_webhook(store, settings, body, checked=checked)
             item["id"] = created["webhook_id"]
         elif item["action"] == "update":
-            webhook_service.update_webhook(store, settings, item["id"], body)
+            webhook_service.update_webhook(store, settings, item["id"], body, checked=checked)
     for item in rules:
         if item["action"] == "delete":
             rule_service.delete_rule(store, item["id"])

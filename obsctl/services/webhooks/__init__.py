@@ -11,6 +11,10 @@ only the call that set a URL returns it whole; everywhere else it is masked (`ma
 (OBSCTL_WEBHOOK_ALLOW_PRIVATE) in the process that set the URL; senders honour it, so a cron
 job started without the setting still delivers to a receiver registered through a server
 that had it. Link-local and metadata addresses are refused whatever it says.
+
+Where a URL leads is asked of DNS (`check_urls`) before the transaction that saves it opens:
+a lookup can take seconds, and no write (an ingest) may wait behind one. The checks inside
+the transaction only read those answers.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import binascii
 import os
 import re
 import uuid
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,7 +33,7 @@ from obsctl.jsonutil import describe_value, dumps, loads_column
 from obsctl.models.webhooks import DELIVERY_STATUSES, FORMATS, MAX_KEY_LEN
 from obsctl.params import IntParam
 from obsctl.services.webhooks.payloads import build_payload
-from obsctl.services.webhooks.url_safety import check_destination
+from obsctl.services.webhooks.url_safety import check_destinations, parse_webhook_url
 from obsctl.store import Store
 from obsctl.timeutil import now_iso
 
@@ -132,23 +137,61 @@ def check_format(value: Any) -> str:
     return value
 
 
-def _check_fields(store, settings, body: Any, current: dict | None) -> dict:
-    """Validate a create (current None) or partial update body into column values."""
+UrlChecks = Mapping[str, InvalidInput | None]
+
+
+def check_urls(settings, urls: Iterable[Any]) -> dict[str, InvalidInput | None]:
+    """Where each webhook URL leads, DNS included: {url: the error refusing it, or None}.
+
+    Called before a transaction opens; the lookups run side by side within one deadline
+    (url_safety.check_destinations). Values that are not strings are left to the field
+    checks, which refuse them without a lookup."""
+    return check_destinations([u for u in urls if type(u) is str],
+                              allow_private=settings.webhook_allow_private)
+
+
+def _is_masked_echo(body: dict, current: dict | None) -> bool:
+    """The URL sent back as a listing shows it (masked): it means "unchanged"."""
+    return (current is not None and "url" in body and body["url"] != current["url"]
+            and body["url"] == mask_url(current["url"]))
+
+
+def _urls_to_check(body: Any, current: dict | None) -> list:
+    """The URL a create or update `body` would set, as a list (empty: none)."""
+    if type(body) is not dict or "url" not in body or _is_masked_echo(body, current):
+        return []
+    return [body["url"]]
+
+
+def _checked_url(url: Any, checked: UrlChecks) -> str:
+    """`url` as `check_urls` judged it (no lookup here: this runs inside transactions)."""
+    if type(url) is not str:
+        parse_webhook_url(url)  # InvalidInput
+    if url not in checked:
+        # Only when the stored webhook changed between the check and this write (a masked
+        # URL sent back no longer stands for its URL): nothing was looked up for it.
+        raise Conflict("the webhook changed while this change was being checked; send it again")
+    problem = checked[url]
+    if problem is not None:
+        raise problem
+    return url
+
+
+def _check_fields(store, settings, body: Any, current: dict | None, checked: UrlChecks) -> dict:
+    """Validate a create (current None) or partial update body into column values; the URL
+    was checked beforehand (`checked`, from check_urls)."""
     if type(body) is not dict:
         raise InvalidInput("the webhook must be a JSON object")
     unknown = [k for k in body if k not in WRITABLE]
     if unknown:
         raise InvalidInput(f"unknown webhook field {unknown[0]!r}; fields are {', '.join(WRITABLE)}")
     fields: dict = {}
-    if (current is not None and "url" in body and body["url"] != current["url"]
-            and body["url"] == mask_url(current["url"])):
+    if _is_masked_echo(body, current):
         body = {k: v for k, v in body.items() if k != "url"}  # sent back as listed: unchanged
     if "url" in body or current is None:
         if "url" not in body:
             raise InvalidInput("missing required webhook field: url")
-        check_destination(body["url"], allow_private=settings.webhook_allow_private,
-                          require_resolution=False)
-        fields["url"] = body["url"]
+        fields["url"] = _checked_url(body["url"], checked)
         fields["allow_private"] = 1 if settings.webhook_allow_private else 0
     if "format" in body:
         fields["format"] = check_format(body["format"])
@@ -193,21 +236,27 @@ def require_webhook(store: Store, webhook_id: str) -> dict:
     return row
 
 
-def check_webhook_fields(store: Store, settings, body: Any, current: dict | None = None) -> dict:
+def check_webhook_fields(store: Store, settings, body: Any, current: dict | None = None, *,
+                         checked: UrlChecks) -> dict:
     """The column values a create (`current` None) or a partial update of `current` (a stored
-    row) would write; InvalidInput naming the first bad field."""
-    return _check_fields(store, settings, body, current)
+    row) would write; InvalidInput naming the first bad field. The URL's destination is read
+    from `checked` (check_urls, asked before the transaction)."""
+    return _check_fields(store, settings, body, current, checked)
 
 
-def create_webhook(store: Store, settings, body: Any) -> dict:
+def create_webhook(store: Store, settings, body: Any, *, checked: UrlChecks | None = None) -> dict:
     """Create a webhook; the response is the only one that shows its secret."""
-    return insert_webhook(store, settings, body, f"wh_{uuid.uuid4().hex[:16]}")
+    return insert_webhook(store, settings, body, f"wh_{uuid.uuid4().hex[:16]}", checked=checked)
 
 
-def insert_webhook(store: Store, settings, body: Any, webhook_id: str) -> dict:
+def insert_webhook(store: Store, settings, body: Any, webhook_id: str, *,
+                   checked: UrlChecks | None = None) -> dict:
     """Create the webhook `webhook_id` (a new id, generated or chosen by a configuration
-    file) from its fields, as create_webhook does."""
-    fields = _check_fields(store, settings, body, None)
+    file) from its fields, as create_webhook does. `checked`: the URL checks made already
+    (check_urls), when the caller is inside a transaction; otherwise they are made here."""
+    if checked is None:
+        checked = check_urls(settings, _urls_to_check(body, None))
+    fields = _check_fields(store, settings, body, None, checked)
     now = now_iso()
     row = {"format": "generic", "secret": None, "routing_key": None, "rule_ids": "[]",
            "enabled": 1, "allow_private": 0, **fields, "webhook_id": webhook_id,
@@ -226,11 +275,15 @@ def get_webhook(store: Store, webhook_id: str) -> dict:
     return webhook_view(require_webhook(store, webhook_id))
 
 
-def update_webhook(store: Store, settings, webhook_id: str, body: Any) -> dict:
-    """Partial update; a URL, secret or routing key set by this call is shown in its response."""
+def update_webhook(store: Store, settings, webhook_id: str, body: Any, *,
+                   checked: UrlChecks | None = None) -> dict:
+    """Partial update; a URL, secret or routing key set by this call is shown in its response.
+    `checked` as for insert_webhook."""
+    if checked is None:
+        checked = check_urls(settings, _urls_to_check(body, require_webhook(store, webhook_id)))
     with store.transaction():
         current = require_webhook(store, webhook_id)
-        fields = _check_fields(store, settings, body, current)
+        fields = _check_fields(store, settings, body, current, checked)
         if fields:
             fields["updated_at"] = now_iso()
             store.webhooks.update_webhook(webhook_id, fields)

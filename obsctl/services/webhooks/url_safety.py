@@ -24,7 +24,9 @@ import ipaddress
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from typing import NoReturn
@@ -52,6 +54,8 @@ _PORT = re.compile(r"[0-9]{1,5}")
 
 # How long saving a webhook waits for DNS before accepting the host for a later check.
 REGISTRATION_DNS_TIMEOUT_S = 5.0
+# Lookups one save (a configuration document) makes at the same time.
+_PARALLEL_LOOKUPS = 16
 
 Resolver = Callable[[str, int], list[str]]
 
@@ -288,7 +292,10 @@ def check_destination(url, *, allow_private: bool, require_resolution: bool,
     private one) for a refused destination. Every resolved address must pass. With
     `require_resolution` false (saving a webhook) a name that does not resolve now is accepted
     with no addresses, since it is checked again before each delivery; with it true
-    (delivering) the UnresolvableHost error propagates.
+    (delivering) the UnresolvableHost error propagates. `dns_timeout` 0 (saving, when the
+    time for lookups has run out) accepts a name without asking DNS.
+
+    This may wait seconds for DNS: never call it inside a transaction.
     """
     parsed = parse_webhook_url(url)
     if parsed.ip is not None:
@@ -299,6 +306,8 @@ def check_destination(url, *, allow_private: bool, require_resolution: bool,
     verdict = _name_verdict(parsed.host)
     if verdict:
         _raise(parsed.host, f"is {verdict[1]}", verdict[0], allow_private)
+    if dns_timeout <= 0 and not require_resolution:
+        return parsed, []
     try:
         addresses = resolve_within(parsed.host, parsed.port, dns_timeout, resolver)
     except UnresolvableHost:
@@ -311,3 +320,30 @@ def check_destination(url, *, allow_private: bool, require_resolution: bool,
         address, (forbidden, why) = max(refused, key=lambda item: item[1][0])
         _raise(parsed.host, f"resolves to {address}, {why}", forbidden, allow_private)
     return parsed, addresses
+
+
+def check_destinations(urls, *, allow_private: bool, resolver: Resolver | None = None,
+                       seconds: float = REGISTRATION_DNS_TIMEOUT_S) -> dict[str, InvalidInput | None]:
+    """Check where each of `urls` (strings) leads, as saving a webhook does: {url: the error
+    refusing it, or None}.
+
+    The lookups run side by side and share one deadline of `seconds`: a name whose answer has
+    not come by then is accepted (it is checked again before each delivery), so checking a
+    document of many webhooks takes `seconds` at most, however slow its names are.
+    """
+    distinct = list(dict.fromkeys(urls))
+    deadline = time.monotonic() + seconds
+
+    def check(url: str) -> InvalidInput | None:
+        try:
+            check_destination(url, allow_private=allow_private, require_resolution=False,
+                              resolver=resolver, dns_timeout=max(0.0, deadline - time.monotonic()))
+        except InvalidInput as exc:
+            return exc
+        return None
+
+    if len(distinct) <= 1:
+        return {url: check(url) for url in distinct}
+    with ThreadPoolExecutor(max_workers=min(_PARALLEL_LOOKUPS, len(distinct)),
+                            thread_name_prefix="obsctl-webhook-check") as pool:
+        return dict(zip(distinct, pool.map(check, distinct), strict=True))
