@@ -18,6 +18,7 @@ RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "otlp"
 EXPECTED = {
     "openai-agents": (1, 20, 2, 0),
     "langchain": (1, 19, 3, 0),
+    "llama-index": (2, 47, 4, 0),
 }
 
 
