@@ -19,6 +19,7 @@ EXPECTED = {
     "openai-agents": (1, 20, 2, 0),
     "langchain": (1, 19, 3, 0),
     "llama-index": (2, 47, 4, 0),
+    "pydantic-ai": (1, 11, 3, 0),
 }
 
 
