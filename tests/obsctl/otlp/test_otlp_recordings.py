@@ -20,6 +20,8 @@ EXPECTED = {
     "langchain": (1, 19, 3, 0),
     "llama-index": (2, 47, 4, 0),
     "pydantic-ai": (1, 11, 3, 0),
+    "openai-v2/default": (1, 9, 3, 0),
+    "openai-v2/span_and_event": (2, 9, 3, 4),
 }
 
 
