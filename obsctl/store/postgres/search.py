@@ -92,7 +92,8 @@ def search_events(conn: psycopg.Connection, terms: list[tuple[str, str]], select
     nested = conn.info.transaction_status != pq.TransactionStatus.IDLE
     try:
         previous = conn.execute("SHOW statement_timeout").fetchone()[0] if nested else None
-        with conn.transaction():
+        # A pipeline: each set_config goes out with the statement after it, in one round trip.
+        with conn.pipeline(), conn.transaction():
             budget()
             rows = _page(conn, terms, selection, sort, limit)
             snippets = _snippets(conn, terms, [row[len(_FIELDS):] for row in rows], budget)
@@ -114,8 +115,11 @@ def _page(conn: psycopg.Connection, terms: list[tuple[str, str]], selection: Eve
     where = "".join(f" AND {c}" for c in clauses)
     rank = "ts_rank(e.search_vector, q.query)" if sort == "rank" else "0"
     texts = ", ".join(f"left(e.{c}, {INDEXED_CHARS})" for c in COLUMNS)
+    # MATERIALIZED: the planner then costs the match generically, as it did while the
+    # snippets also read `q` (a CTE read twice is materialized). Inlined, it saw the query's
+    # words and chose, e.g. for "HTTP 503", to scan every partition (28 ms instead of 2.5).
     return conn.execute(
-        f"""WITH q AS (SELECT {query} AS query),
+        f"""WITH q AS MATERIALIZED (SELECT {query} AS query),
                  page AS (SELECT e.id, e.timestamp, {rank} AS rank FROM events e JOIN sessions s ON s.session_id = e.session_id,
                           q WHERE e.search_vector @@ q.query{where}
                           ORDER BY {"rank DESC, " if sort == "rank" else ""}e.timestamp DESC, e.id DESC LIMIT %s)
