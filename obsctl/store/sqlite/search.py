@@ -188,7 +188,7 @@ def search_events(conn: sqlite3.Connection, terms: list[tuple[str, str]], select
         else:
             rows = _matches(conn, match, selection, sort, limit)
         found = [dict(zip(_FIELDS, row)) for row in rows]
-        snippets = _snippets(conn, terms, [event.pop("key") for event in found], late)
+        snippets = _snippets(conn, terms, [event.pop("key") for event in found], late, time_budget)
         for event, (field, snippet) in zip(found, snippets, strict=True):
             event["field"], event["snippet"] = field, snippet
     except sqlite3.OperationalError as exc:
@@ -258,7 +258,7 @@ def _session_events(conn, match, selection, sort, limit):
 
 
 def _snippets(conn: sqlite3.Connection, terms: list[tuple[str, str]], keys: list[int],
-              late: Callable[[], bool]) -> list[tuple[str | None, str | None]]:
+              late: Callable[[], bool], time_budget: float) -> list[tuple[str | None, str | None]]:
     """(field, snippet) of each event (by key): the first of its windows that matches any
     term, highlighted by FTS5 in an in-memory table of the windows (search_text.py)."""
     if not keys:
@@ -272,7 +272,10 @@ def _snippets(conn: sqlite3.Connection, terms: list[tuple[str, str]], keys: list
 
         def over(rows: list[tuple[int, str]], sql: str, params: list) -> list[tuple]:
             # The windows of one question (rowid, text), gone again after it (after an error,
-            # the table is dropped with the connection).
+            # the table is dropped with the connection). The progress handler sees only
+            # statements of many steps, and FTS5 works in few: the clock is also read here.
+            if late():
+                raise budget_exceeded(time_budget)
             scratch.execute("BEGIN")
             scratch.executemany("INSERT INTO windows (rowid, text) VALUES (?, ?)", rows)
             answer = scratch.execute(sql, params).fetchall()
