@@ -103,11 +103,11 @@ def search_events(store: Store, q: str | None, *, agent: Iterable[str] | None = 
                   since: str | None = None, until: str | None = None, session: str | None = None,
                   event_type: str | None = None, sort: str | None = None, limit: int | None = None,
                   mark_start: str | None = None, mark_end: str | None = None,
-                  time_budget: float | None = None) -> dict:
+                  timeout: float | None = None) -> dict:
     """Events whose text matches `q` (module docstring), filtered by the session's agent (any
     of several), a time window (`since` an age like 1d or an ISO time, `until` an ISO time),
     a session and an event type; newest first or by rank, at most `limit`; QueryTimeout
-    past `time_budget` seconds (TIME_BUDGET_S unless given)."""
+    past `timeout` seconds (TIME_BUDGET_S unless given)."""
     terms = parse_query(q)
     for name, value in (("session", session), ("type", event_type), *(("agent", a) for a in agent or ())):
         if type(value) is str:
@@ -120,7 +120,7 @@ def search_events(store: Store, q: str | None, *, agent: Iterable[str] | None = 
                               session_ids=() if session is None else (session,),
                               event_types=() if event_type is None else (event_type,))
     found = store.search.search_events(terms, selection, sort=sort, limit=limit + 1,
-                                       time_budget=TIME_BUDGET_S if time_budget is None else time_budget)
+                                       time_budget=TIME_BUDGET_S if timeout is None else timeout)
     results = []
     for event in found[:limit]:
         snippet = event["snippet"]

@@ -6,7 +6,15 @@ import random
 
 import pytest
 
-from obsctl.store.search_text import COLUMNS, WINDOW_CHARS, WINDOW_OVERLAP, first_matches, windows
+from obsctl.store.search_text import (
+    COLUMNS,
+    CONTEXT_CHARS,
+    SCAN_CHARS,
+    WINDOW_CHARS,
+    WINDOW_OVERLAP,
+    first_matches,
+    windows,
+)
 
 
 def sample_text(seed: int, length: int) -> str:
@@ -51,6 +59,10 @@ def test_the_first_matching_window_is_chosen_field_by_field_asking_few_at_a_time
     assert (COLUMNS[first.field], first.text, first.cut_before, first.cut_after) == (
         "output_data", "needle at once", False, False)
     assert COLUMNS[deep.field] == "tool_call" and deep.text.endswith("filler needle") and deep.cut_before
+    assert len(deep.text) <= WINDOW_CHARS + 2 * CONTEXT_CHARS  # highlighted: a small window, widened
     assert none is None
-    assert asked[:2] == [3, 2 * 1]  # one window of each result, then two of each still looking
-    assert sum(asked) < 3 + 2 * len(list(windows(late)))
+    # One large window of each result, then two of each still looking, ...; then the small
+    # windows of the large one found in the long field (the short field's is its only one).
+    large = len(list(windows(late, SCAN_CHARS)))
+    assert asked[:2] == [3, 2] and sum(asked[:-1]) < 3 + 2 * large
+    assert 1 < asked[-1] <= len(list(windows("x " * (SCAN_CHARS // 2))))
