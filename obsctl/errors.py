@@ -42,6 +42,12 @@ class ServiceUnavailable(ObsctlError):
         self.retry_after = retry_after
 
 
+class QueryTimeout(ObsctlError):
+    """A read stopped at its time budget: it asked too much, or the server was too busy to
+    answer it in time (HTTP 504, exit 1). Unlike a 503, the server did the work until then,
+    so the client does not repeat it on its own."""
+
+
 class StorageFull(ObsctlError):
     """The disk holding the database is full; nothing of the write was stored (HTTP 507, exit 1)."""
 

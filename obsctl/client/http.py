@@ -43,6 +43,7 @@ from obsctl.errors import (
     NotFound,
     ObsctlError,
     PayloadTooLarge,
+    QueryTimeout,
     ServiceUnavailable,
     StorageError,
     StorageFull,
@@ -54,14 +55,15 @@ USER_AGENT = f"obsctl/{__version__}"
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 # Answers meaning "not now": the server did nothing with the request, so any method is retried.
 RETRY_STATUSES = frozenset({429, 503})
-# 4xx answers whose `error` text is shown as the server wrote it: the same message as in
-# local mode, where the service raises the same class.
+# Answers whose `error` text is shown as the server wrote it: the same message as in local
+# mode, where the service raises the same class.
 ERROR_BY_STATUS: dict[int, type[ObsctlError]] = {
     400: InvalidInput,
     422: InvalidInput,
     404: NotFound,
     409: Conflict,
     413: PayloadTooLarge,
+    504: QueryTimeout,
 }
 # A server's error text longer than this is cut: a message is one line.
 MAX_MESSAGE_CHARS = 300

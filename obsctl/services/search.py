@@ -6,6 +6,10 @@ The query syntax is the same on every backend: words, all of which must appear (
 prefixes, `time*`. No operators: OR, NOT and the like are words to find. Results are the
 newest events first (sort `time`) or the best matches first (sort `rank`), each with a
 snippet of the field that matched, the matched words between `mark_start` and `mark_end`.
+
+A search does bounded work whatever the events hold (the stores' search_text.py): each field
+is indexed up to a cap, snippets come from a window of a field, and a search that outlasts its
+time budget (TIME_BUDGET_S) stops with QueryTimeout.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ LIMIT = IntParam("limit", 1, 200, default=20, capped=True)
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 16
 MAX_MARK_CHARS = 16
+# Seconds a search's statements may take in all (docs/security.md); past them it stops with
+# QueryTimeout (HTTP 504).
+TIME_BUDGET_S = 5.0
 DEFAULT_MARKS = ("[", "]")
 
 # A quoted phrase, or a run of anything but spaces and quotes.
@@ -39,6 +46,7 @@ def parse_query(q: str | None) -> list[tuple[str, str]]:
     query that is empty, unbalanced or too long."""
     if q is None or type(q) is not str or not q.strip():
         raise InvalidInput('q is required: words to find, "a phrase", or a prefix like time*')
+    _check_no_nul(q, "q")
     if len(q) > MAX_QUERY_CHARS:
         raise InvalidInput(f"q must be at most {MAX_QUERY_CHARS} characters; got {len(q)}")
     if q.count('"') % 2:
@@ -77,6 +85,12 @@ def check_sort(sort: str | None) -> str:
     return sort
 
 
+def _check_no_nul(value: str, name: str) -> None:
+    # No engine takes it: SQLite's FTS5 reads it as the query's end, PostgreSQL refuses it.
+    if "\x00" in value:
+        raise InvalidInput(f"{name} must not contain a NUL character (\\x00)")
+
+
 def _check_mark(value: str | None, default: str, name: str) -> str:
     if value is None:
         return default
@@ -88,11 +102,16 @@ def _check_mark(value: str | None, default: str, name: str) -> str:
 def search_events(store: Store, q: str | None, *, agent: Iterable[str] | None = None,
                   since: str | None = None, until: str | None = None, session: str | None = None,
                   event_type: str | None = None, sort: str | None = None, limit: int | None = None,
-                  mark_start: str | None = None, mark_end: str | None = None) -> dict:
+                  mark_start: str | None = None, mark_end: str | None = None,
+                  timeout: float | None = None) -> dict:
     """Events whose text matches `q` (module docstring), filtered by the session's agent (any
     of several), a time window (`since` an age like 1d or an ISO time, `until` an ISO time),
-    a session and an event type; newest first or by rank, at most `limit`."""
+    a session and an event type; newest first or by rank, at most `limit`; QueryTimeout
+    past `timeout` seconds (TIME_BUDGET_S unless given)."""
     terms = parse_query(q)
+    for name, value in (("session", session), ("type", event_type), *(("agent", a) for a in agent or ())):
+        if type(value) is str:
+            _check_no_nul(value, name)
     sort = check_sort(sort)
     limit = LIMIT.check(limit)
     start = _check_mark(mark_start, DEFAULT_MARKS[0], "mark_start")
@@ -100,7 +119,8 @@ def search_events(store: Store, q: str | None, *, agent: Iterable[str] | None = 
     selection = select_events(since=since, until=until, agents=agent or (),
                               session_ids=() if session is None else (session,),
                               event_types=() if event_type is None else (event_type,))
-    found = store.search.search_events(terms, selection, sort=sort, limit=limit + 1)
+    found = store.search.search_events(terms, selection, sort=sort, limit=limit + 1,
+                                       time_budget=TIME_BUDGET_S if timeout is None else timeout)
     results = []
     for event in found[:limit]:
         snippet = event["snippet"]

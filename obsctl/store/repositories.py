@@ -290,11 +290,13 @@ class SearchRepository(Protocol):
     """Full-text search over what events said (input, output, tool call, reasoning)."""
 
     def search_events(self, terms: list[tuple[str, str]], selection: EventSelection, *,
-                      sort: str, limit: int) -> list[dict]:
+                      sort: str, limit: int, time_budget: float) -> list[dict]:
         """Events matching every term (("word"|"phrase"|"prefix", text)) and the selection,
         newest first (sort "time") or best first (sort "rank"), at most `limit`; each with
         event_id, session_id, agent_name, event_type, timestamp, and the `field` that matched
-        with its `snippet` (matched words between MARK_START and MARK_END of the store)."""
+        with its `snippet` (matched words between MARK_START and MARK_END of the store), made
+        from a window of the field (store/search_text.py). QueryTimeout when the
+        search's statements outlast `time_budget` seconds."""
 
 
 class SessionAggregatesRepository(Protocol):

@@ -11,6 +11,7 @@ from obsctl.errors import (
     NotFound,
     ObsctlError,
     PayloadTooLarge,
+    QueryTimeout,
     ServiceUnavailable,
     StorageDamaged,
     StorageError,
@@ -24,6 +25,7 @@ STATUS_BY_ERROR = {
     Conflict: 409,
     PayloadTooLarge: 413,
     ServiceUnavailable: 503,
+    QueryTimeout: 504,
     StorageFull: 507,
 }
 

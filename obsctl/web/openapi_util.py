@@ -21,6 +21,7 @@ _ERROR_NAMES = {
     415: "UnsupportedMediaType",
     429: "RateLimited",
     503: "Unavailable",
+    504: "TimedOut",
 }
 
 
@@ -146,6 +147,7 @@ BASE_COMPONENTS: dict = {
         "UnsupportedMediaType": _error_response("Unsupported content type"),
         "RateLimited": _error_response("Rate limit exceeded (see Retry-After)"),
         "Unavailable": _error_response("Temporarily unavailable; retry"),
+        "TimedOut": _error_response("Stopped at its time budget; narrow the request (retrying it costs as much again)"),
         "ServerError": _error_response("Internal error"),
     },
 }

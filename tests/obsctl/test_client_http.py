@@ -30,6 +30,7 @@ from obsctl.errors import (
     InvalidInput,
     NotFound,
     PayloadTooLarge,
+    QueryTimeout,
     ServiceUnavailable,
     StorageError,
     StorageFull,
@@ -220,7 +221,8 @@ def test_an_empty_id_is_not_asked_for(serve, client):
 
 
 @pytest.mark.parametrize(("status", "error"), [
-    (400, InvalidInput), (422, InvalidInput), (404, NotFound), (409, Conflict), (413, PayloadTooLarge)])
+    (400, InvalidInput), (422, InvalidInput), (404, NotFound), (409, Conflict), (413, PayloadTooLarge),
+    (504, QueryTimeout)])
 def test_client_errors_carry_the_servers_message_unchanged(serve, client, waits, status, error):
     details = [{"index": 0, "field": "timestamp", "message": "not a date"}]
     server = serve((status, {}, {"error": "session 'x' is not what you asked", "details": details}))
@@ -229,7 +231,9 @@ def test_client_errors_carry_the_servers_message_unchanged(serve, client, waits,
     assert type(info.value) is error
     assert info.value.message == "session 'x' is not what you asked"
     assert info.value.details == details
-    assert len(server.seen) == 1 and waits == []  # a 4xx is an answer, not a failure: no retry
+    # A 4xx is an answer, not a failure, and a 504 a search stopped after working as long as
+    # it may: neither is retried.
+    assert len(server.seen) == 1 and waits == []
 
 
 def test_an_error_without_an_obsctl_body_names_the_status(serve, client):

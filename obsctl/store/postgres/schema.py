@@ -413,7 +413,7 @@ def _m022(conn: psycopg.Connection) -> None:
     # once (not in batches, unlike SQLite).
     from obsctl.store.postgres import search
 
-    conn.execute(search.CREATE_FUNCTION)
+    conn.execute(search.CREATE_FUNCTION_M022)  # each column cut at INDEXED_CHARS since m025
     conn.execute(f"ALTER TABLE events ADD COLUMN search_vector tsvector "
                  f"GENERATED ALWAYS AS ({search.VECTOR}) STORED")
     conn.execute("CREATE INDEX idx_events_search ON events USING GIN (search_vector)")
@@ -427,6 +427,16 @@ def _m024(conn: psycopg.Connection) -> None:
     conn.execute("CREATE INDEX idx_events_model_session ON events(model, session_id) WHERE model IS NOT NULL")
     conn.execute("CREATE INDEX idx_events_tool_session ON events(tool_name, session_id) WHERE tool_name IS NOT NULL")
     conn.execute("CREATE INDEX idx_events_error_type_session ON events(event_type, session_id) WHERE is_error = 1")
+
+
+def _m025(conn: psycopg.Connection) -> None:
+    # SQLite's m025 (issue 32): the vector holds the first INDEXED_CHARS characters of each
+    # column (store/search_text.py) instead of the first 100,000 of the four together, so
+    # that a long input leaves the output indexed. The function is replaced and only the
+    # events whose vector changes are written again (store/postgres/search.py).
+    from obsctl.store.postgres import search
+
+    search.cap_indexed_text(conn)
 
 
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
@@ -451,6 +461,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m021_session_costs", _m021),
     ("m022_event_search", _m022),
     ("m024_session_filter_indexes", _m024),
+    ("m025_search_indexed_text_cap", _m025),
 ]
 
 

@@ -446,9 +446,12 @@ def m022_event_search(db):
     # the server's writer, OTLP filling an event's contents later, session delete, prune,
     # `db copy`) updates it in its own transaction. Events with none of the four columns are
     # left out of the index; the delete and update triggers test the same condition.
+    # Whole fields were indexed until m025.
     from obsctl.store.sqlite import search
 
-    db.executescript(search.CREATE_INDEX)
+    db.executescript(search.CREATE_TABLES)
+    for statement in search.view_and_triggers(None):
+        db.execute(statement)
     search.index_existing(db.conn)
 
 
@@ -461,6 +464,17 @@ def m024_session_filter_indexes(db):
     db.execute("CREATE INDEX idx_events_model_session ON events(model, session_id) WHERE model IS NOT NULL")
     db.execute("CREATE INDEX idx_events_tool_session ON events(tool_name, session_id) WHERE tool_name IS NOT NULL")
     db.execute("CREATE INDEX idx_events_error_type_session ON events(event_type, session_id) WHERE is_error = 1")
+
+
+@migrations()
+def m025_search_indexed_text_cap(db):
+    # Issue 32: the search index holds the first INDEXED_CHARS characters of each field
+    # (store/search_text.py), not whole fields: the view and the triggers cut the text, and
+    # the events indexed whole with a longer field are indexed again, cut; only those, found
+    # by one scan of the events (docs/decisions.md).
+    from obsctl.store.sqlite import search
+
+    search.cap_indexed_text(db.conn)
 
 
 def _session_stats_change(new: str | None, old: str | None, duration: str) -> str:

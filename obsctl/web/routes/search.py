@@ -58,7 +58,7 @@ OPENAPI_PATHS = {
                             "Put after each matched word in snippets"),
             ],
             ok=json_content(ref(SearchResults)),
-            errors=error_responses(400),
+            errors=error_responses(400, 504),
         ),
     },
 }

@@ -9,7 +9,7 @@ from flask import Blueprint, Response, current_app, redirect, render_template, r
 from markupsafe import Markup, escape
 from werkzeug.exceptions import HTTPException
 
-from obsctl.errors import InvalidInput, NotFound, ObsctlError, StorageError
+from obsctl.errors import InvalidInput, NotFound, ObsctlError, QueryTimeout, StorageError
 from obsctl.services import alerts as alert_service
 from obsctl.services import dashboard as dashboard_service
 from obsctl.services import postmortem as postmortem_service
@@ -109,7 +109,8 @@ def _error_page(status: int, message: str):
 def _obsctl_error(exc: ObsctlError):
     if isinstance(exc, StorageError):
         raise exc  # the app's handler logs it and answers 500 without details
-    return _error_page(404 if isinstance(exc, NotFound) else 400, exc.message)
+    return _error_page(404 if isinstance(exc, NotFound) else 504 if isinstance(exc, QueryTimeout) else 400,
+                       exc.message)
 
 
 @blueprint.errorhandler(HTTPException)

@@ -216,11 +216,11 @@ def test_the_migration_indexes_events_stored_before_it(db_path):
 
     store = open_db(db_path)
     ingest_events(store, EVENTS)
-    # As before m022: no index, no triggers, the migration not recorded.
+    # As before m022: no index, no triggers, the migrations not recorded (m025 changes m022's).
     store.conn.executescript("""
         DROP TRIGGER events_fts_insert; DROP TRIGGER events_fts_delete; DROP TRIGGER events_fts_update;
-        DROP TABLE events_fts; DROP VIEW event_search_content;
-        DROP TABLE event_search_keys; DELETE FROM _sqlite_migrations WHERE name = 'm022_event_search';""")
+        DROP TABLE events_fts; DROP VIEW event_search_content; DROP TABLE event_search_keys;
+        DELETE FROM _sqlite_migrations WHERE name IN ('m022_event_search', 'm025_search_indexed_text_cap');""")
     store.close()
     store = open_db(db_path)
     try:
@@ -263,7 +263,7 @@ def test_the_postgresql_migration_indexes_events_stored_before_it(db_url, backen
     ingest_events(store, EVENTS)
     store.conn.execute("ALTER TABLE events DROP COLUMN search_vector")
     store.conn.execute("DROP FUNCTION obsctl_search_vector")
-    store.conn.execute("DELETE FROM _obsctl_migrations WHERE name = 'm022_event_search'")
+    store.conn.execute("DELETE FROM _obsctl_migrations WHERE name IN ('m022_event_search', 'm025_search_indexed_text_cap')")
     store.close()
     store = open_pg(db_url)
     try:
