@@ -429,6 +429,13 @@ def _m024(conn: psycopg.Connection) -> None:
     conn.execute("CREATE INDEX idx_events_error_type_session ON events(event_type, session_id) WHERE is_error = 1")
 
 
+def _m029(conn: psycopg.Connection) -> None:
+    # SQLite's m029: the dashboard's logins, one row per browser that logged in.
+    conn.execute('CREATE TABLE dashboard_logins (token_hash TEXT COLLATE "C" PRIMARY KEY, '
+                 'key_proof TEXT NOT NULL, created_at TEXT COLLATE "C" NOT NULL, '
+                 'last_seen_at TEXT COLLATE "C" NOT NULL)')
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -451,6 +458,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m021_session_costs", _m021),
     ("m022_event_search", _m022),
     ("m024_session_filter_indexes", _m024),
+    ("m029_dashboard_logins", _m029),
 ]
 
 
