@@ -24,6 +24,7 @@ OTLP request is refused by the span cap within 2 s and under 100 MiB. Exits 1 on
 from __future__ import annotations
 
 import argparse
+import http.client
 import os
 import socket
 import sys
@@ -211,7 +212,6 @@ def trickle(report: Report, tmp: Path, connections: int, seconds: float) -> None
 
 def guess(report: Report, tmp: Path, http_guesses: int, grpc_guesses: int) -> None:
     import grpc
-
     from conftest import free_port
 
     grpc_port = free_port()
@@ -244,9 +244,19 @@ def guess(report: Report, tmp: Path, http_guesses: int, grpc_guesses: int) -> No
         http_verdicts = counts.get(401, 0)
         right = requests.post(f"{server.url}/events", data=b"{}", headers={"X-API-Key": KEY}, timeout=10,
                               ).status_code
+        elsewhere = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10,
+                                               source_address=("127.0.0.3", 0))
+        elsewhere.request("POST", "/events", body=b"{}", headers={"X-API-Key": KEY})
+        other = elsewhere.getresponse().status
+        elsewhere.close()
         report.figure(f"guess: {http_guesses} wrong keys over HTTP in {http_seconds:.1f} s: "
-                      f"{http_verdicts} answered 401, {counts.get(429, 0)} answered 429; the right key from "
-                      f"the same address then answers {right}")
+                      f"{http_verdicts} answered 401, {counts.get(429, 0)} answered 429; the right key then "
+                      f"answers {right} from the same address, {other} from 127.0.0.3")
+    finally:
+        server.stop()
+    # gRPC on a server of its own: the failures of one address count for HTTP and gRPC together.
+    server = start(tmp / "guess-grpc", {"SERVICE_API_KEY": KEY}, args=("--otlp-grpc-port", str(grpc_port)))
+    try:
 
         codes: dict[str, int] = {}
         started = time.perf_counter()
@@ -274,7 +284,6 @@ def guess(report: Report, tmp: Path, http_guesses: int, grpc_guesses: int) -> No
 
 def grpc_unauthenticated(report: Report, tmp: Path, calls: int) -> None:
     import grpc
-
     from conftest import free_port
 
     grpc_port = free_port()
