@@ -274,9 +274,9 @@ def guess(report: Report, tmp: Path, http_guesses: int, grpc_guesses: int) -> No
         grpc_verdicts = codes.get("UNAUTHENTICATED", 0)
         report.figure(f"guess: {grpc_guesses} wrong keys over gRPC in {grpc_seconds:.1f} s: "
                       f"{grpc_verdicts} UNAUTHENTICATED, {codes.get('RESOURCE_EXHAUSTED', 0)} RESOURCE_EXHAUSTED")
-        report.check("HTTP key guesses given a verdict", http_verdicts, "<=", 20, basis=f"of {http_guesses}",
+        report.check("HTTP key guesses given a verdict", http_verdicts, "<=", 10, basis=f"of {http_guesses}",
                      fmt=".0f")
-        report.check("gRPC key guesses given a verdict", grpc_verdicts, "<=", 20, basis=f"of {grpc_guesses}",
+        report.check("gRPC key guesses given a verdict", grpc_verdicts, "<=", 10, basis=f"of {grpc_guesses}",
                      fmt=".0f")
     finally:
         server.stop()

@@ -52,10 +52,11 @@ class AuthFailures:
     def __init__(self, limit: str | None, storage_uri: str = "memory://"):
         from limits import parse
         from limits.storage import MemoryStorage
+        from limits.strategies import FixedWindowRateLimiter
 
         self.limit = parse(limit) if limit else None
-        self._memory = MemoryStorage()
-        self._shared = None
+        self._in_memory = FixedWindowRateLimiter(MemoryStorage())
+        self._shared = self._on_shared = None
         self._fallback_until = 0.0
         self._lock = threading.Lock()
         if self.limit is not None and not storage_uri.startswith("memory://"):
@@ -64,52 +65,48 @@ class AuthFailures:
             options = {"socket_timeout": 1.0, "socket_connect_timeout": 1.0} \
                 if storage_uri.startswith(("redis://", "rediss://")) else {}
             self._shared = storage_from_string(storage_uri, **options)
+            self._on_shared = FixedWindowRateLimiter(self._shared)
 
     def check(self, address: str, provided: str, expected: str) -> Refusal | None:
         """None when `provided` is the key and `address` is not over the limit; else the
         refusal (a wrong key is counted)."""
         problem = key_problem(provided, expected)
-        wait = self.wait(address)
+        wait = self.wait(address) if problem is None else self.failed(address)
         if wait is not None:
             return Refusal(429, TOO_MANY.format(wait=wait), wait)
-        if problem is None:
-            return None
-        self.failed(address)
-        return Refusal(401, problem)
+        return None if problem is None else Refusal(401, problem)
 
     def wait(self, address: str) -> int | None:
         """Seconds until `address` may try a key again; None when it may now."""
         if self.limit is None:
             return None
-        from limits.strategies import FixedWindowRateLimiter
+        return self._with_storage(lambda strategy: None if strategy.test(self.limit, _NAMESPACE, address)
+                                  else self._wait(strategy, address))
 
-        def read(storage):
-            strategy = FixedWindowRateLimiter(storage)
-            if strategy.test(self.limit, _NAMESPACE, address):
-                return None
-            reset_at, _ = strategy.get_window_stats(self.limit, _NAMESPACE, address)
-            return max(1, int(reset_at - time.time() + 0.999))
-
-        return self._with_storage(read)
-
-    def failed(self, address: str) -> None:
-        """Count one failed key check of `address`."""
+    def failed(self, address: str) -> int | None:
+        """Count one failed key check of `address`: None while within the allowance, else the
+        seconds to wait. The count is one atomic increment, so concurrent failures of one
+        address are never let through beyond the allowance."""
         if self.limit is None:
-            return
-        from limits.strategies import FixedWindowRateLimiter
+            return None
+        return self._with_storage(lambda strategy: None if strategy.hit(self.limit, _NAMESPACE, address)
+                                  else self._wait(strategy, address))
 
-        self._with_storage(lambda storage: FixedWindowRateLimiter(storage).hit(self.limit, _NAMESPACE, address))
+    def _wait(self, strategy, address: str) -> int:
+        reset_at, _ = strategy.get_window_stats(self.limit, _NAMESPACE, address)
+        return max(1, int(reset_at - time.time() + 0.999))
 
     def _with_storage(self, work):
+        """`work(strategy)` on the shared storage, or in memory while it cannot be reached."""
         shared = self._shared
         if shared is None or time.monotonic() < self._fallback_until:
-            return work(self._memory)
+            return work(self._in_memory)
         try:
-            return work(shared)
+            return work(self._on_shared)
         except Exception as exc:  # noqa: BLE001 (any failure of the shared store)
             with self._lock:
                 if time.monotonic() >= self._fallback_until:
                     log.warning("rate limit storage unavailable (%s); counting failed API key checks "
                                 "in memory for %.0f s", type(exc).__name__, _FALLBACK_SECONDS)
                 self._fallback_until = time.monotonic() + _FALLBACK_SECONDS
-            return work(self._memory)
+            return work(self._in_memory)

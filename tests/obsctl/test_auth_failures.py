@@ -176,3 +176,14 @@ def test_failures_are_counted_in_memory_while_redis_cannot_be_reached(caplog):
     assert failures.check("192.0.2.2", KEY, KEY) is None
     assert "counting failed API key checks in memory" in caplog.text
     assert AuthFailures(None).check("192.0.2.1", "wrong", KEY).status == 401  # off: never 429
+
+
+def test_concurrent_failures_of_one_address_never_pass_the_allowance():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from obsctl.web.auth_limit import AuthFailures
+
+    failures = AuthFailures("5/minute")
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        statuses = list(pool.map(lambda n: failures.check("192.0.2.7", f"wrong-{n}", KEY).status, range(64)))
+    assert statuses.count(401) == 5 and statuses.count(429) == 59
