@@ -110,6 +110,40 @@ def parse_idle_timeout(text: str | None) -> timedelta | None:
     return timedelta(seconds=seconds) if seconds else None
 
 
+DEFAULT_AUTH_FAILURE_LIMIT = "10/minute"
+
+
+def parse_auth_failure_limit(text: str | None) -> str | None:
+    """Parse `OBSCTL_AUTH_FAILURE_LIMIT`, the failed API-key checks allowed per client address:
+    unset/empty = 10/minute; `N/period` (second, minute, hour, day); `off` = no limit (None)."""
+    if text is None or not text.strip():
+        return DEFAULT_AUTH_FAILURE_LIMIT
+    value = text.strip().lower()
+    if value == "off":
+        return None
+    if not _LIMIT_RE.match(value) or not int(re.match(r"\d+", value).group()):
+        raise InvalidInput(f"OBSCTL_AUTH_FAILURE_LIMIT must look like 10/minute (N per second, minute, "
+                           f"hour or day) or 'off'; got {text!r}")
+    return value
+
+
+def parse_trusted_proxies(text: str | None) -> tuple:
+    """Parse `OBSCTL_TRUSTED_PROXIES`: addresses or networks (`10.0.0.5`, `10.0.0.0/8`, `::1`),
+    comma-separated, of the proxies whose X-Forwarded-For names the client. Unset: none."""
+    import ipaddress
+
+    networks = []
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        try:
+            networks.append(ipaddress.ip_network(part.strip(), strict=False))
+        except ValueError:
+            raise InvalidInput(f"OBSCTL_TRUSTED_PROXIES: {part.strip()!r} is not an IP address or network "
+                               f"(expected e.g. 10.0.0.5, 10.0.0.0/8 or ::1, comma-separated)") from None
+    return tuple(networks)
+
+
 def _int_env(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
     raw = env.get(name)
     if raw is None or raw == "":
@@ -167,6 +201,19 @@ class Settings:
     # Event streams (GET /events/stream) open at once: each holds a request thread while it
     # lasts (None: half of `serve --threads`, at least 1).
     max_streams: int | None = None
+    # Hostile clients (docs/security.md): failed API-key checks per client address
+    # (OBSCTL_AUTH_FAILURE_LIMIT, None: not limited), the proxies whose X-Forwarded-For names
+    # the client (OBSCTL_TRUSTED_PROXIES), connections per client address, how fast a body must
+    # arrive once its headers have (a first OBSCTL_BODY_TIMEOUT seconds, then
+    # OBSCTL_BODY_MIN_RATE bytes a second on average), spans (or log records) per OTLP export
+    # request, and the largest OTLP/gRPC message.
+    auth_failure_limit: str | None = DEFAULT_AUTH_FAILURE_LIMIT
+    trusted_proxies: tuple = ()
+    connections_per_address: int = 100
+    body_timeout: int = 10
+    body_min_rate: int = 1024
+    max_spans: int = 10_000
+    grpc_max_message_bytes: int | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
@@ -197,6 +244,13 @@ class Settings:
             session_idle_timeout=parse_idle_timeout(env.get("OBSCTL_SESSION_IDLE_TIMEOUT")),
             otlp_grpc_port=parse_port(env, "OBSCTL_OTLP_GRPC_PORT"),
             max_streams=_int_env(env, "OBSCTL_MAX_STREAMS", 0, minimum=0) or None,
+            auth_failure_limit=parse_auth_failure_limit(env.get("OBSCTL_AUTH_FAILURE_LIMIT")),
+            trusted_proxies=parse_trusted_proxies(env.get("OBSCTL_TRUSTED_PROXIES")),
+            connections_per_address=_int_env(env, "OBSCTL_CONNECTIONS_PER_ADDRESS", 100),
+            body_timeout=_int_env(env, "OBSCTL_BODY_TIMEOUT", 10),
+            body_min_rate=_int_env(env, "OBSCTL_BODY_MIN_RATE", 1024),
+            max_spans=_int_env(env, "OBSCTL_MAX_SPANS", 10_000),
+            grpc_max_message_bytes=_int_env(env, "OBSCTL_GRPC_MAX_MESSAGE_BYTES", 0, minimum=0) or None,
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:

@@ -71,9 +71,10 @@ def serve_command(
 ) -> None:
     """Serve the HTTP API (waitress). SIGTERM/SIGINT stop it after in-flight requests finish.
 
-    Bodies over OBSCTL_MAX_BODY_BYTES and requests without the API key are refused from their
-    headers; slow or idle connections are closed after the timeouts. For public exposure run
-    it behind a reverse proxy that terminates TLS.
+    Bodies over OBSCTL_MAX_BODY_BYTES, without the API key or where no route takes one are
+    refused from their headers; wrong keys are limited per client address; slow headers and
+    bodies, idle connections and crowds from one address are cut off (docs/security.md). For
+    public exposure run it behind a reverse proxy that terminates TLS.
 
     Writes go through one writer queue: while another process holds the database's write
     lock, reads keep answering and writes wait up to --write-timeout, then get 503.

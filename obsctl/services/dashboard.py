@@ -10,10 +10,16 @@ from the same service functions as the CLI and the API (sessions, triage, alerts
   events), kept per server for `ttl` seconds (SCORECARDS_TTL_S) and shared by every browser.
 - `signing_key(store, settings)`: OBSCTL_SECRET_KEY, else a key generated once and kept in the
   database (migration m018), so every server on one database accepts the same cookies.
+- Logins (`open_login`, `check_login`, `close_login`): a login is a random token in the
+  browser's cookie and a row in the database (migration m029, the token's SHA-256), shared by
+  every server. It ends at logout, after LOGIN_IDLE unused, LOGIN_LIFETIME after it began, or
+  when the API key changes (the row keeps a proof of the key it logged in with).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 import threading
 import time
@@ -28,6 +34,11 @@ from obsctl.services.analytics import get_analytics
 from obsctl.services.metrics import duration_percentile, window_cost
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, now, now_iso
+
+LOGIN_IDLE = timedelta(hours=12)
+LOGIN_LIFETIME = timedelta(days=7)
+# A login's last use is written at most this often, not on every page.
+LOGIN_TOUCH = timedelta(minutes=5)
 
 # window -> (length, bucket): 24 buckets each. Each bucket is one window of the alert metrics
 # (services/metrics.py), read from the events, so the cost grows with the events of the window:
@@ -101,6 +112,48 @@ def signing_key(store: Store, settings) -> str:
         return stored
     with store.transaction():
         return store.dashboard.keep_secret(secrets.token_urlsafe(32), now_iso())
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def open_login(store: Store, key_proof: str, *, at: datetime | None = None) -> str:
+    """Start a login with the key `key_proof` proves; the token for the browser's cookie.
+    Logins that have ended by time are deleted on the way."""
+    at = at or now()
+    token = secrets.token_urlsafe(32)
+    with store.transaction():
+        store.dashboard.prune_logins(format_ts(at - LOGIN_IDLE), format_ts(at - LOGIN_LIFETIME))
+        store.dashboard.add_login(_token_hash(token), key_proof, format_ts(at))
+    return token
+
+
+def check_login(store: Store, token: object, key_proof: str, *, at: datetime | None = None) -> bool:
+    """True when `token` is a login that has not ended and was made with the key `key_proof`
+    proves; its last use is then noted (at most every LOGIN_TOUCH)."""
+    if not isinstance(token, str) or not token:
+        return False
+    at = at or now()
+    token_hash = _token_hash(token)
+    with store.read_snapshot():
+        login = store.dashboard.get_login(token_hash)
+    if login is None or not hmac.compare_digest(login["key_proof"].encode(), key_proof.encode()):
+        return False
+    if login["created_at"] < format_ts(at - LOGIN_LIFETIME) or login["last_seen_at"] < format_ts(at - LOGIN_IDLE):
+        return False
+    if login["last_seen_at"] < format_ts(at - LOGIN_TOUCH):
+        with store.transaction():
+            store.dashboard.touch_login(token_hash, format_ts(at))
+    return True
+
+
+def close_login(store: Store, token: object) -> bool:
+    """End a login (logout); False when `token` was none."""
+    if not isinstance(token, str) or not token:
+        return False
+    with store.transaction():
+        return store.dashboard.delete_login(_token_hash(token))
 
 
 # A scorecard covers days; a minute more or less moves it little, and computing the fleet's

@@ -78,13 +78,28 @@ class ChangesRepository(Protocol):
                     note: str | None) -> bool:
         """Record an acknowledgement; False when the change already was acknowledged."""
 class DashboardRepository(Protocol):
-    """The dashboard's generated signing key (one row)."""
+    """The dashboard's generated signing key (one row) and its logins."""
 
     def get_secret(self) -> str | None:
         """The stored key, or None."""
 
     def keep_secret(self, secret: str, created_at: str) -> str:
         """Store `secret` unless a key is stored already; return the stored key."""
+
+    def add_login(self, token_hash: str, key_proof: str, at: str) -> None:
+        """Record a dashboard login (the SHA-256 of its cookie's token), begun and used `at`."""
+
+    def get_login(self, token_hash: str) -> dict | None:
+        """{"key_proof", "created_at", "last_seen_at"} of a login, or None."""
+
+    def touch_login(self, token_hash: str, at: str) -> None:
+        """Mark a login used `at` (never earlier than it was)."""
+
+    def delete_login(self, token_hash: str) -> bool:
+        """End a login; False when there was none."""
+
+    def prune_logins(self, idle_before: str, created_before: str) -> int:
+        """Delete the logins unused since `idle_before` or begun before `created_before`."""
 
 
 class AnalyticsRepository(Protocol):

@@ -18,10 +18,13 @@ _CORS_METHODS = "Access-Control-Allow-Methods"
 def route_methods(app: Flask) -> list[str] | None:
     """The sorted methods of the route the current request's path resolves to, or None if none."""
     adapter = app.create_url_adapter(request)
-    if adapter is None:
-        return None
+    return None if adapter is None else path_methods(app, adapter)
+
+
+def path_methods(app: Flask, adapter, path: str | None = None) -> list[str] | None:
+    """The sorted methods of the route `path` (default: the adapter's request) resolves to."""
     try:  # every rule accepts OPTIONS (Flask adds it), so this finds the path's route whatever the method
-        rule, _ = adapter.match(method="OPTIONS", return_rule=True)
+        rule, _ = adapter.match(path, method="OPTIONS", return_rule=True)
     except HTTPException:  # no route at all, or a redirect (trailing slash)
         return None
     methods: set[str] = set()

@@ -9,7 +9,7 @@ from flask_cors import CORS
 
 from obsctl.config import Settings
 from obsctl.services.storage import Store, open_store
-from obsctl.web import rawpath
+from obsctl.web import rawpath, request_checks
 from obsctl.web.access_log import install_access_log
 from obsctl.web.allow import ObsctlFlask
 from obsctl.web.errors import register_error_handlers
@@ -53,6 +53,7 @@ def create_app(settings: Settings | None = None, *, serving: bool = False,
     limiter = create_limiter(app, settings)
     app.extensions["obsctl_limiter"] = limiter  # OTLP/gRPC counts against the same limits
     install_auth(app, settings)
+    request_checks.install(app)  # NUL bytes in parameters, relative redirects
     register_error_handlers(app)
 
     for module in route_modules():

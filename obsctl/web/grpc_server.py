@@ -8,11 +8,19 @@ answer is the same export response (partial_success with the rejected count and 
 Writes go through the app's store, hence its writer queue, exactly as HTTP ingest does.
 
 HTTP's conventions carried over: the API key (metadata `x-api-key` when SERVICE_API_KEY is set,
-else UNAUTHENTICATED), the body limit (OBSCTL_MAX_BODY_BYTES as gRPC's receive limit, checked
-by grpcio after undoing gzip: RESOURCE_EXHAUSTED), and the per-client `events` rate limit,
-whose counter HTTP ingest shares (RESOURCE_EXHAUSTED with a RetryInfo, which the exporters
-retry after the delay it gives). A request that cannot be decoded is INVALID_ARGUMENT; a full
-writer queue is UNAVAILABLE (retried); a full disk RESOURCE_EXHAUSTED without RetryInfo.
+else UNAUTHENTICATED) with the failed key checks per client address that HTTP counts
+(OBSCTL_AUTH_FAILURE_LIMIT: RESOURCE_EXHAUSTED with a RetryInfo once over), the message limit
+(OBSCTL_GRPC_MAX_MESSAGE_BYTES, default OBSCTL_MAX_BODY_BYTES, as gRPC's receive limit,
+checked by grpcio after undoing gzip: RESOURCE_EXHAUSTED), the span cap (OBSCTL_MAX_SPANS:
+RESOURCE_EXHAUSTED), and the per-client `events` rate limit, whose counter HTTP ingest shares
+(RESOURCE_EXHAUSTED with a RetryInfo, which the exporters retry after the delay it gives). A
+request that cannot be decoded is INVALID_ARGUMENT; a full writer queue is UNAVAILABLE
+(retried); a full disk RESOURCE_EXHAUSTED without RetryInfo.
+
+The key and the limits are checked from the call's metadata before its message is read: each
+method is served as a client-streaming handler that reads the one message only once the call
+may go ahead, on one of the `threads` workers, so a refused call costs no more than its
+headers, and at most `threads` messages are read at once.
 
 grpcio is an optional extra (`pip install obsctl[grpc]`); `grpc_missing()` says why it
 cannot be used.
@@ -33,7 +41,8 @@ from obsctl.errors import (
     StorageError,
     StorageFull,
 )
-from obsctl.web.security import api_key_problem
+from obsctl.web.client_address import client_address
+from obsctl.web.security import auth_failures
 
 log = logging.getLogger("obsctl.grpc")
 
@@ -69,23 +78,32 @@ class OtlpGrpcServer:
 
             self._limit = parse_limit(self.settings.rate_limits.get("events",
                                                                     self.settings.rate_limits["default"]))
+        self.failures = auth_failures(app)
         # gRPC's receive limit is checked on the message after decompression; a larger one
         # is refused with RESOURCE_EXHAUSTED before any of it reaches obsctl.
-        limit = self.settings.max_body_bytes
+        limit = self.settings.grpc_max_message_bytes or self.settings.max_body_bytes
         self.server = grpc.server(
             ThreadPoolExecutor(max_workers=threads, thread_name_prefix="obsctl-grpc"),
             options=[("grpc.max_receive_message_length", limit),
                      ("grpc.max_send_message_length", 4 * 1024 * 1024),
-                     ("grpc.so_reuseport", 0)],
+                     ("grpc.so_reuseport", 0), ("grpc.http2.bdp_probe", 0)],
             maximum_concurrent_rpcs=max(threads, self.settings.connection_limit),
         )
-        handlers = [
-            grpc.method_handlers_generic_handler(TRACE_SERVICE, {
-                "Export": grpc.unary_unary_rpc_method_handler(self._export_traces)}),
-            grpc.method_handlers_generic_handler(LOGS_SERVICE, {
-                "Export": grpc.unary_unary_rpc_method_handler(self._export_logs)}),
-        ]
-        self.server.add_generic_rpc_handlers(handlers)
+        methods = {f"/{TRACE_SERVICE}/Export": ("TraceService/Export", self._export_traces),
+                   f"/{LOGS_SERVICE}/Export": ("LogsService/Export", self._export_logs)}
+
+        served = self
+
+        class Methods(grpc.GenericRpcHandler):
+            def service(self, details):
+                found = methods.get(details.method)
+                if found is None:
+                    return None  # UNIMPLEMENTED
+                name, work = found
+                return grpc.stream_unary_rpc_method_handler(
+                    lambda messages, context: served._call(name, context, messages, work))
+
+        self.server.add_generic_rpc_handlers([Methods()])
         self.port: int | None = None
 
     def start(self, host: str, port: int) -> int:
@@ -109,40 +127,39 @@ class OtlpGrpcServer:
 
     # --- the two methods --------------------------------------------------------------
 
-    def _export_traces(self, request: bytes, context) -> bytes:
+    def _export_traces(self, request: bytes) -> tuple[bytes, str]:
         from obsctl.services.otlp import ingest_otlp, wire
 
-        def work() -> tuple[bytes, str]:
-            result = ingest_otlp(self.store, request, wire.PROTOBUF, max_future=self.settings.max_future_skew)
-            note = f"{result.spans} spans, {result.rejected_spans} rejected"
-            return wire.encode_response(result.rejected_spans, result.error_message(), wire.PROTOBUF), note
+        result = ingest_otlp(self.store, request, wire.PROTOBUF, max_future=self.settings.max_future_skew,
+                             max_spans=self.settings.max_spans)
+        note = f"{result.spans} spans, {result.rejected_spans} rejected"
+        return wire.encode_response(result.rejected_spans, result.error_message(), wire.PROTOBUF), note
 
-        return self._call("TraceService/Export", context, work)
-
-    def _export_logs(self, request: bytes, context) -> bytes:
+    def _export_logs(self, request: bytes) -> tuple[bytes, str]:
         from obsctl.services.otlp import logs, wire
 
-        def work() -> tuple[bytes, str]:
-            result = logs.ingest_logs(self.store, request, wire.PROTOBUF,
-                                      max_future=self.settings.max_future_skew)
-            note = f"{result.records} log records, {result.rejected_records} rejected"
-            return logs.encode_logs_response(result.rejected_records, result.error_message(),
-                                             wire.PROTOBUF), note
+        result = logs.ingest_logs(self.store, request, wire.PROTOBUF, max_future=self.settings.max_future_skew,
+                                  max_records=self.settings.max_spans)
+        note = f"{result.records} log records, {result.rejected_records} rejected"
+        return logs.encode_logs_response(result.rejected_records, result.error_message(), wire.PROTOBUF), note
 
-        return self._call("LogsService/Export", context, work)
-
-    def _call(self, method: str, context, work) -> bytes:
+    def _call(self, method: str, context, messages, work) -> bytes:
         started = time.perf_counter()
         grpc = self._grpc
-        peer = _peer_host(context.peer())
+        metadata = context.invocation_metadata()
+        client = client_address(_peer_host(context.peer()), _metadata(metadata, "x-forwarded-for"),
+                                self.settings.trusted_proxies)
         code, message, retry_after = None, "", None
         answer, note = b"", ""
-        problem = self._refusal(context, peer)
+        problem = self._refusal(metadata, client)
         if problem is not None:
             code, message, retry_after = problem
         else:
             try:
-                answer, note = work()
+                answer, note = work(_one_message(messages))
+            except grpc.RpcError:  # the call ended while its message came (cancelled, too large)
+                log.info('%s "gRPC %s" ended by the client or by the message limit', client, method)
+                return b""
             except InvalidInput as exc:
                 code, message = grpc.StatusCode.INVALID_ARGUMENT, exc.message
             except PayloadTooLarge as exc:
@@ -166,7 +183,7 @@ class OtlpGrpcServer:
         if log.isEnabledFor(logging.INFO):
             ms = (time.perf_counter() - started) * 1000
             status = code.name if code is not None else "OK"
-            log.info('%s "gRPC %s" %s %.1fms%s', peer, method, status, ms, f" ({note})" if note else "")
+            log.info('%s "gRPC %s" %s %.1fms%s', client, method, status, ms, f" ({note})" if note else "")
         if code is None:
             return answer
         if retry_after is not None:
@@ -175,16 +192,16 @@ class OtlpGrpcServer:
         context.abort(code, message)
         raise AssertionError("unreachable: context.abort raises")  # pragma: no cover
 
-    def _refusal(self, context, peer: str):
+    def _refusal(self, metadata, client: str):
         """(code, message, retry-after seconds or None) when the call may not go ahead."""
         grpc = self._grpc
         expected = self.settings.api_key
         if expected:
-            provided = next((v for k, v in context.invocation_metadata() if k == "x-api-key"), "")
-            if isinstance(provided, bytes):
-                provided = provided.decode("utf-8", "replace")
-            problem = api_key_problem(provided, expected)
-            if problem is not None:
+            refusal = self.failures.check(client, _metadata(metadata, "x-api-key") or "", expected)
+            if refusal is not None:
+                if refusal.status == 429:
+                    return grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message, refusal.retry_after
+                problem = refusal.message
                 if problem.startswith("missing"):
                     problem = "missing API key: send it in the x-api-key metadata (OTEL_EXPORTER_OTLP_HEADERS)"
                 return grpc.StatusCode.UNAUTHENTICATED, problem, None
@@ -193,15 +210,28 @@ class OtlpGrpcServer:
             try:
                 # The key flask-limiter gives the shared `events` limit of POST /events and
                 # /v1/traces: one counter per client address for HTTP and gRPC together.
-                allowed = strategy.hit(self._limit, peer, "events")
+                allowed = strategy.hit(self._limit, client, "events")
                 if not allowed:
-                    reset_at, _ = strategy.get_window_stats(self._limit, peer, "events")
+                    reset_at, _ = strategy.get_window_stats(self._limit, client, "events")
                     wait = max(1, int(reset_at - time.time()))
                     return (grpc.StatusCode.RESOURCE_EXHAUSTED,
                             f"rate limit exceeded; retry in {wait} s", wait)
             except Exception:  # the shared store (Redis) is down: do as HTTP does, let it through
                 log.warning("rate limit storage unavailable; not limiting this gRPC call")
         return None
+
+
+def _metadata(metadata, name: str) -> str | None:
+    value = next((v for k, v in metadata or () if k == name), None)
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def _one_message(messages) -> bytes:
+    """The call's request message (a unary call sends exactly one), read only now."""
+    message = next(messages, None)
+    if message is None:
+        raise InvalidInput("the call carried no request message")
+    return message
 
 
 def _check_free(host: str, port: int, address: str) -> None:

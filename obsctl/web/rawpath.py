@@ -41,18 +41,22 @@ class RawPathRouting:
         self.app = app
 
     def __call__(self, environ, start_response):
-        path_info = environ.get("PATH_INFO", "")
-        raw = environ.get("REQUEST_URI") or environ.get("RAW_URI") or ""
-        if "%" in raw:
-            raw_path = raw.split("?", 1)[0].split("#", 1)[0]
-            if not raw_path.startswith("/"):  # absolute form: http://host/path
-                raw_path = urlsplit(raw_path).path
-            if not environ.get("SCRIPT_NAME") and unquote_to_bytes(raw_path).decode("latin-1") == path_info:
-                environ["PATH_INFO"] = raw_path
-                return self.app(environ, start_response)
-        if "%" in path_info:
-            environ["PATH_INFO"] = path_info.replace("%", "%25")
+        environ["PATH_INFO"] = routing_path(environ.get("PATH_INFO", ""),
+                                            environ.get("REQUEST_URI") or environ.get("RAW_URI") or "",
+                                            environ.get("SCRIPT_NAME", ""))
         return self.app(environ, start_response)
+
+
+def routing_path(path_info: str, request_uri: str, script_name: str = "") -> str:
+    """The path the app routes on (see RawPathRouting), from the decoded path and the request
+    line's URI (also for the request gate, which routes before the app sees the request)."""
+    if "%" in request_uri:
+        raw_path = request_uri.split("?", 1)[0].split("#", 1)[0]
+        if not raw_path.startswith("/"):  # absolute form: http://host/path
+            raw_path = urlsplit(raw_path).path
+        if not script_name and unquote_to_bytes(raw_path).decode("latin-1") == path_info:
+            return raw_path
+    return path_info.replace("%", "%25") if "%" in path_info else path_info
 
 
 class DecodedString(UnicodeConverter):

@@ -1,23 +1,26 @@
-"""API-key authentication and per-IP rate limits with RateLimit-* headers."""
+"""API-key authentication, failed key checks limited per client address (auth_limit.py), and
+per-IP rate limits with RateLimit-* headers."""
 
 from __future__ import annotations
 
-import hmac
 import time
 
-from flask import Blueprint, Flask, g, has_request_context, request
+from flask import Blueprint, Flask, current_app, g, has_request_context, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from limits import parse as parse_limit
 
 from obsctl.config import Settings
+from obsctl.web.auth_limit import AuthFailures, Refusal
+from obsctl.web.auth_limit import key_problem as api_key_problem  # noqa: F401 (the 401 messages)
 from obsctl.web.errors import error_body
 from obsctl.web.http import json_response
 
 PUBLIC_PATHS = frozenset({"/health"})
 # The dashboard (obsctl/web/ui): `/` and everything under `/ui/`. A browser sends no X-API-Key;
-# the dashboard checks its own signed session cookie instead (obsctl/web/ui/access.py).
+# the dashboard checks its own login instead (obsctl/web/ui/access.py).
 DASHBOARD_PREFIX = "/ui/"
+_AUTH_FAILURES = "obsctl_auth_failures"
 
 
 def is_dashboard_path(path: str) -> bool:
@@ -31,11 +34,15 @@ def needs_api_key(method: str, path: str) -> bool:
     return method != "OPTIONS" and path not in PUBLIC_PATHS and not is_dashboard_path(path)
 
 
-def api_key_problem(provided: str, expected: str) -> str | None:
-    """None when `provided` is the key (compared in constant time), else the 401 message."""
-    if hmac.compare_digest(provided.encode("utf-8", "replace"), expected.encode()):
-        return None
-    return "missing API key: send it in the X-API-Key header" if not provided else "invalid API key"
+def auth_failures(app: Flask | None = None) -> AuthFailures:
+    """The app's count of failed key checks per client address (HTTP, gRPC and the dashboard)."""
+    return (app or current_app).extensions[_AUTH_FAILURES]
+
+
+def refusal_response(refusal: Refusal):
+    """The JSON answer to a refused key: 401, or 429 with Retry-After."""
+    headers = {"Retry-After": str(refusal.retry_after)} if refusal.retry_after else None
+    return json_response(error_body(refusal.message), refusal.status, headers)
 
 
 def install_auth(app: Flask, settings: Settings) -> None:
@@ -44,6 +51,7 @@ def install_auth(app: Flask, settings: Settings) -> None:
     Under `obsctl serve` a request with a body and a wrong key is already refused when its
     headers arrive (obsctl/web/server_guard.py); this check covers every other request.
     """
+    app.extensions[_AUTH_FAILURES] = AuthFailures(settings.auth_failure_limit, settings.ratelimit_storage_uri)
     expected = settings.api_key
     if not expected:
         return
@@ -52,8 +60,9 @@ def install_auth(app: Flask, settings: Settings) -> None:
     def _check_api_key():
         if not needs_api_key(request.method, request.path):
             return None
-        message = api_key_problem(request.headers.get("X-API-Key", ""), expected)
-        return json_response(error_body(message), 401) if message else None
+        refusal = auth_failures(app).check(request.remote_addr or "-", request.headers.get("X-API-Key", ""),
+                                           expected)
+        return refusal_response(refusal) if refusal else None
 
 
 _HIT_COUNTS = "obsctl_ratelimit_counts"
@@ -130,7 +139,7 @@ def create_limiter(app: Flask, settings: Settings) -> Limiter:
         response.headers["RateLimit-Limit"] = str(amount)
         response.headers["RateLimit-Remaining"] = str(max(0, remaining))
         response.headers["RateLimit-Reset"] = str(reset_in)
-        if response.status_code == 429:
+        if response.status_code == 429 and "Retry-After" not in response.headers:
             response.headers["Retry-After"] = str(max(1, reset_in))
         return response
 

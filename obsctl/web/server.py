@@ -1,7 +1,7 @@
 """`obsctl serve` on the shared runner (obsctl/web/runner.py): threads sized for the writer
-queue, the open-files limit raised for the connection limit, the request gate and header
-timeout (server_guard.py), `{"error": ...}` protocol errors, and the writers and background
-workers stopped after the drain.
+queue and the event streams, the open-files limit raised for the connection limit, the request
+gate (server_guard.py) and connection limits (connection_guard.py), `{"error": ...}` protocol
+errors, and the writers and background workers stopped after the drain.
 """
 
 from __future__ import annotations
@@ -23,8 +23,13 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     state = app.extensions["obsctl"]
     settings = state.settings
     # Writes wait for the writer queue on threads of their own: at most `capacity` of them,
-    # so `threads` stay free for reads however long the database's write lock is held.
-    all_threads = threads + state.store.writer_capacity
+    # so `threads` stay free for reads however long the database's write lock is held. Each
+    # open event stream holds a thread as long as it lasts: those have threads of their own too.
+    streams = app.extensions["obsctl_streams"].limit
+    all_threads = threads + state.store.writer_capacity + streams
+    if streams > threads:
+        log.warning("OBSCTL_MAX_STREAMS=%d is more than --threads=%d: %d more threads are kept for "
+                    "event streams", streams, threads, streams)
     connection_limit = _allow_open_files(settings.connection_limit, all_threads)
     try:
         server = listen(
@@ -38,7 +43,7 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
     except OSError as exc:
         # Port in use, no permission, unknown host: a message, not a traceback.
         raise ServiceUnavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    server_guard.install(server, settings)
+    server_guard.install(server, app)
     grpc_server = None
     if grpc_port is not None:
         from obsctl.web.grpc_server import OtlpGrpcServer
@@ -55,9 +60,9 @@ def serve(app, *, host: str, port: int, threads: int = 8, drain_seconds: float =
             return
         check = (state.db_check or {}).get("quick_check", "not run")
         sys.stderr.write(f"obsctl serving {settings.db_display} on http://{server.effective_host}:"
-                         f"{server.effective_port} ({threads} threads, {all_threads - threads} more for "
-                         f"queued writes, at most {connection_limit} connections; database quick_check: "
-                         f"{check}); Ctrl-C to stop\n")
+                         f"{server.effective_port} ({threads} threads, {all_threads - threads - streams} more "
+                         f"for queued writes and {streams} for event streams, at most {connection_limit} "
+                         f"connections; database quick_check: {check}); Ctrl-C to stop\n")
         if grpc_server is not None:
             sys.stderr.write(f"obsctl serving OTLP/gRPC on {host}:{grpc_port}\n")
         sys.stderr.flush()

@@ -84,7 +84,9 @@ def test_killing_the_server_loses_no_acknowledged_batch(tmp_path, db_path, sig):
 def test_every_route_requires_the_key(make_app):
     import re
 
-    app = make_app({"SERVICE_API_KEY": "the-key"})
+    # Dozens of wrong keys from one address: without the failure limit, each is a plain 401
+    # (tests/obsctl/test_auth_failures.py checks the limit).
+    app = make_app({"SERVICE_API_KEY": "the-key", "OBSCTL_AUTH_FAILURE_LIMIT": "off"})
     client = app.test_client()
     checked = 0
     for rule in app.url_map.iter_rules():

@@ -94,11 +94,12 @@ def test_a_request_with_a_body_and_no_key_is_refused_before_its_body(live_server
     assert requests.get(f"{server.url}/health", timeout=10).status_code == 200
 
 
-def half_sent(server, count: int, data: bytes = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") -> list:
-    """`count` connections that sent part of a request head (or nothing) and then stall."""
+def half_sent(server, count: int, data: bytes = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+              source: str = "127.0.0.1") -> list:
+    """`count` connections from `source` that sent part of a request head (or nothing) and then stall."""
     socks = []
     for _ in range(count):
-        sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=5, source_address=(source, 0))
         if data:
             sock.sendall(data)
         socks.append(sock)
@@ -116,8 +117,8 @@ def closed_by_server(sock, within: float) -> bool:
 
 
 def test_200_idle_half_sent_connections_do_not_stop_health(live_server):
-    server = live_server({"OBSCTL_RATE_LIMITS": "off"})
-    socks = half_sent(server, 200)
+    server = live_server({"OBSCTL_RATE_LIMITS": "off", "OBSCTL_CONNECTIONS_PER_ADDRESS": "200"})
+    socks = half_sent(server, 200, source="127.0.0.2")
     try:
         for path in ("/health", "/sessions"):
             started = time.monotonic()

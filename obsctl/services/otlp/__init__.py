@@ -67,9 +67,11 @@ class OtlpResult:
 
 
 def ingest_otlp(store: Store, body: bytes, fmt: str, *,
-                max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW, first_index: int = 0) -> OtlpResult:
-    """Ingest one OTLP export request body (`fmt`: protobuf or json, already decompressed)."""
-    return ingest_spans(store, decode_request(body, fmt, first_index), max_future=max_future)
+                max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW, first_index: int = 0,
+                max_spans: int | None = None) -> OtlpResult:
+    """Ingest one OTLP export request body (`fmt`: protobuf or json, already decompressed); a
+    request of more than `max_spans` spans is refused whole (PayloadTooLarge)."""
+    return ingest_spans(store, decode_request(body, fmt, first_index, max_spans), max_future=max_future)
 
 
 def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,

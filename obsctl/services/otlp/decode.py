@@ -10,9 +10,11 @@ from obsctl.services.otlp.json_format import decode_json_body
 from obsctl.services.otlp.wire import PROTOBUF, RejectedSpan, SpanRecord, decode_protobuf
 
 
-def decode_request(body: bytes, fmt: str, first_index: int = 0) -> list[SpanRecord | RejectedSpan]:
+def decode_request(body: bytes, fmt: str, first_index: int = 0,
+                   max_spans: int | None = None) -> list[SpanRecord | RejectedSpan]:
     """Decode an export request body in the given wire format (`wire.PROTOBUF` or `wire.JSON`;
-    `first_index` numbers JSON's resourceSpans, see json_format.decode_json_request)."""
+    `first_index` numbers JSON's resourceSpans, see json_format.decode_json_request); more
+    than `max_spans` spans is a PayloadTooLarge."""
     if fmt == PROTOBUF:
-        return decode_protobuf(body)
-    return decode_json_body(body, first_index)
+        return decode_protobuf(body, max_spans)
+    return decode_json_body(body, first_index, max_spans)

@@ -17,19 +17,30 @@ from typing import Any
 import orjson
 
 from obsctl.errors import InvalidInput
-from obsctl.services.otlp.wire import MAX_VALUE_DEPTH, RejectedSpan, SpanRecord, time_problem
+from obsctl.services.otlp.wire import (
+    MAX_VALUE_DEPTH,
+    RejectedSpan,
+    SpanRecord,
+    check_count,
+    count_json_items,
+    time_problem,
+)
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 # --- OTLP JSON --------------------------------------------------------------------------
 
-def decode_json_body(data: bytes, first_index: int = 0) -> list[SpanRecord | RejectedSpan]:
-    """Decode an OTLP JSON `ExportTraceServiceRequest` body (`first_index`: see decode_json_request)."""
+def decode_json_body(data: bytes, first_index: int = 0,
+                     max_spans: int | None = None) -> list[SpanRecord | RejectedSpan]:
+    """Decode an OTLP JSON `ExportTraceServiceRequest` body of at most `max_spans` spans
+    (`first_index`: see decode_json_request)."""
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise InvalidInput(f"malformed JSON in request body: {exc}") from None
+    if max_spans is not None:
+        check_count(count_json_items(document, "resourceSpans", "scopeSpans", "spans"), max_spans)
     return decode_json_request(document, first_index)
 
 

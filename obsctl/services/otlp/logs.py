@@ -127,18 +127,22 @@ class LogsResult:
 
 # --- decoding ---------------------------------------------------------------------------
 
-def decode_logs(body: bytes, fmt: str) -> list[LogRecord | wire.RejectedSpan]:
-    """Decode an ExportLogsServiceRequest body (protobuf or OTLP JSON, already decompressed)."""
+def decode_logs(body: bytes, fmt: str, max_records: int | None = None) -> list[LogRecord | wire.RejectedSpan]:
+    """Decode an ExportLogsServiceRequest body (protobuf or OTLP JSON, already decompressed)
+    of at most `max_records` log records."""
     if fmt == wire.PROTOBUF:
-        return _decode_protobuf(body)
+        return _decode_protobuf(body, max_records)
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise InvalidInput(f"malformed JSON in request body: {exc}") from None
+    if max_records is not None:
+        wire.check_count(wire.count_json_items(document, "resourceLogs", "scopeLogs", "logRecords"),
+                         max_records, "log records")
     return decode_json_logs(document)
 
 
-def _decode_protobuf(data: bytes) -> list[LogRecord | wire.RejectedSpan]:
+def _decode_protobuf(data: bytes, max_records: int | None = None) -> list[LogRecord | wire.RejectedSpan]:
     from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
@@ -147,6 +151,9 @@ def _decode_protobuf(data: bytes) -> list[LogRecord | wire.RejectedSpan]:
     except (DecodeError, RecursionError, ValueError) as exc:
         raise InvalidInput(f"cannot decode the protobuf body as an ExportLogsServiceRequest: "
                            f"{str(exc)[:200]}") from None
+    if max_records is not None:
+        wire.check_count(sum(len(scope.log_records) for resource in request.resource_logs
+                             for scope in resource.scope_logs), max_records, "log records")
     records: list[LogRecord | wire.RejectedSpan] = []
     for r_index, resource_logs in enumerate(request.resource_logs):
         resource = wire._pb_attributes(resource_logs.resource.attributes)
@@ -335,9 +342,11 @@ def content_of_event(event_id: str, input_data: dict | None, output_data: dict |
 # --- ingest -----------------------------------------------------------------------------
 
 def ingest_logs(store: Store, body: bytes, fmt: str, *,
-                max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW) -> LogsResult:
-    """Ingest one OTLP logs export request body (protobuf or JSON, already decompressed)."""
-    decoded = decode_logs(body, fmt)
+                max_future: timedelta | None = DEFAULT_MAX_FUTURE_SKEW,
+                max_records: int | None = None) -> LogsResult:
+    """Ingest one OTLP logs export request body (protobuf or JSON, already decompressed); a
+    request of more than `max_records` log records is refused whole (PayloadTooLarge)."""
+    decoded = decode_logs(body, fmt, max_records)
     result = LogsResult(records=len(decoded))
     items: list[tuple[LogRecord, Content]] = []
     for item in decoded:

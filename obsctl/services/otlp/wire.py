@@ -105,10 +105,31 @@ def decompress(data: bytes, encoding: str, limit: int) -> bytes:
     return bytes(out)
 
 
+def check_count(count: int, limit: int | None, what: str = "spans") -> None:
+    """The cap on what one export request may hold (OBSCTL_MAX_SPANS in the server; None: no
+    cap), checked before any item is converted: a 413 as for /events' batch limit."""
+    if limit is not None and count > limit:
+        raise PayloadTooLarge(f"request has {count} {what}; at most {limit} are accepted per request")
+
+
+def count_json_items(document: Any, outer: str, middle: str, inner: str) -> int:
+    """How many items `{outer: [{middle: [{inner: [...]}]}]}` holds (what is not shaped so counts
+    nothing: the decoding refuses it later)."""
+    count = 0
+    tops = document.get(outer) if type(document) is dict else None
+    for top in tops if type(tops) is list else ():
+        middles = top.get(middle) if type(top) is dict else None
+        for item in middles if type(middles) is list else ():
+            items = item.get(inner) if type(item) is dict else None
+            count += len(items) if type(items) is list else 0
+    return count
+
+
 # --- protobuf ---------------------------------------------------------------------------
 
-def decode_protobuf(data: bytes) -> list[SpanRecord | RejectedSpan]:
-    """Decode a binary `ExportTraceServiceRequest` (an empty body is an empty request)."""
+def decode_protobuf(data: bytes, max_spans: int | None = None) -> list[SpanRecord | RejectedSpan]:
+    """Decode a binary `ExportTraceServiceRequest` (an empty body is an empty request) of at
+    most `max_spans` spans."""
     from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -117,6 +138,9 @@ def decode_protobuf(data: bytes) -> list[SpanRecord | RejectedSpan]:
     except (DecodeError, RecursionError, ValueError) as exc:
         raise InvalidInput(f"cannot decode the protobuf body as an ExportTraceServiceRequest: "
                            f"{str(exc)[:200]}") from None
+    if max_spans is not None:
+        check_count(sum(len(scope.spans) for resource in request.resource_spans
+                        for scope in resource.scope_spans), max_spans)
     spans: list[SpanRecord | RejectedSpan] = []
     for r_index, resource_spans in enumerate(request.resource_spans):
         resource = _pb_attributes(resource_spans.resource.attributes)

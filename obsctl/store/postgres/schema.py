@@ -439,6 +439,13 @@ def _m025(conn: psycopg.Connection) -> None:
     search.cap_indexed_text(conn)
 
 
+def _m029(conn: psycopg.Connection) -> None:
+    # SQLite's m029: the dashboard's logins, one row per browser that logged in.
+    conn.execute('CREATE TABLE dashboard_logins (token_hash TEXT COLLATE "C" PRIMARY KEY, '
+                 'key_proof TEXT NOT NULL, created_at TEXT COLLATE "C" NOT NULL, '
+                 'last_seen_at TEXT COLLATE "C" NOT NULL)')
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -462,6 +469,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m022_event_search", _m022),
     ("m024_session_filter_indexes", _m024),
     ("m025_search_indexed_text_cap", _m025),
+    ("m029_dashboard_logins", _m029),
 ]
 
 

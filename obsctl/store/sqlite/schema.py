@@ -477,6 +477,16 @@ def m025_search_indexed_text_cap(db):
     search.cap_indexed_text(db.conn)
 
 
+@migrations()
+def m029_dashboard_logins(db):
+    # The dashboard's logins (services/dashboard.py): the cookie holds a random token, this
+    # table its SHA-256 (a copy of the table logs nobody in), with the proof of the API key it
+    # logged in with (a new key ends it), when it began (7 days at most) and when it was last
+    # used (12 hours idle at most). Logout deletes the row; every server reads the same rows.
+    db.execute("CREATE TABLE dashboard_logins (token_hash TEXT PRIMARY KEY, key_proof TEXT NOT NULL, "
+               "created_at TEXT NOT NULL, last_seen_at TEXT NOT NULL)")
+
+
 def _session_stats_change(new: str | None, old: str | None, duration: str) -> str:
     """One trigger statement adding the `new` session row to its group and taking the `old`
     one away (either may be None; with both, they are in the same group)."""

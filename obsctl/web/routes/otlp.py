@@ -50,8 +50,9 @@ def export_traces():
         return fmt
     summary = bool_arg("summary") and fmt == wire.JSON
     first_index = FIRST_INDEX.check(int_arg("first_index"))
-    result = ingest_otlp(get_store(), body, fmt, max_future=get_settings().max_future_skew,
-                         first_index=first_index)
+    settings = get_settings()
+    result = ingest_otlp(get_store(), body, fmt, max_future=settings.max_future_skew,
+                         first_index=first_index, max_spans=settings.max_spans)
     extra = {"obsctl": _summary(result)} if summary else None
     return Response(wire.encode_response(result.rejected_spans, result.error_message(), fmt, extra),
                     status=200, mimetype=wire.RESPONSE_MEDIA_TYPE[fmt])
@@ -62,7 +63,9 @@ def export_logs():
     fmt, body = _read_body()
     if body is None:
         return fmt
-    result = logs.ingest_logs(get_store(), body, fmt, max_future=get_settings().max_future_skew)
+    settings = get_settings()
+    result = logs.ingest_logs(get_store(), body, fmt, max_future=settings.max_future_skew,
+                              max_records=settings.max_spans)
     return Response(logs.encode_logs_response(result.rejected_records, result.error_message(), fmt),
                     status=200, mimetype=wire.RESPONSE_MEDIA_TYPE[fmt])
 
@@ -84,7 +87,7 @@ OPENAPI_PATHS = {
             "otlp",
             "Ingest OpenTelemetry traces (OTLP/HTTP); each span becomes an event, idempotent on "
             "(trace id, span id). Content-Encoding gzip accepted; the body limit applies after "
-            "decompression",
+            "decompression. At most OBSCTL_MAX_SPANS spans (default 10000) per request; 413 beyond",
             params=[
                 query_param("summary", {"type": "boolean", "default": False},
                             "JSON only: add obsctl's own account of the request (spans stored, "
@@ -109,7 +112,7 @@ OPENAPI_PATHS = {
             "gen_ai.client.inference.operation.details, ...) become the input and output messages of "
             "their span's event, or events of the session when the span is not stored yet; other "
             "log records are ignored. Content-Encoding gzip accepted; the body limit applies after "
-            "decompression",
+            "decompression. At most OBSCTL_MAX_SPANS log records (default 10000) per request; 413 beyond",
             request={"content": {"application/x-protobuf": _BINARY,
                                  "application/json": {"schema": ref(OtlpLogsExportRequest)}}},
             ok={"description": "Accepted (log records that could not be used are in partialSuccess), "

@@ -1,13 +1,16 @@
 """Who may see the dashboard, and the headers every dashboard response carries.
 
-- Sessions: Flask's signed cookie (`obsctl_session`: HttpOnly, SameSite=Strict, Secure when
+- Cookie: Flask's signed cookie (`obsctl_session`: HttpOnly, SameSite=Strict, Secure when
   OBSCTL_PUBLIC_URL is https), signed with services.dashboard.signing_key (OBSCTL_SECRET_KEY,
   else a key kept in the database). API requests never open it: only dashboard paths do.
 - Login: with SERVICE_API_KEY set, every dashboard page but the login page and the static files
-  needs a session that logged in with the key. The cookie holds an HMAC of the key, not the key,
-  so changing SERVICE_API_KEY logs every browser out. Without a key the dashboard is open, as the
-  API is.
+  needs a login. Logging in with the key puts a random token in the cookie and a row in the
+  database (services.dashboard.open_login), so a login ends at logout on every server, after
+  12 hours unused or 7 days, and when SERVICE_API_KEY changes. Without a key the dashboard is
+  open, as the API is.
 - CSRF: every POST (login and logout included) carries the session's token in a hidden field.
+  Under `obsctl serve` a POST's body is read only if the cookie is this dashboard's (and, but
+  for the login form, holds a login), and only up to FORM_MAX_BYTES (obsctl/web/server_guard.py).
 - Headers: a Content-Security-Policy without inline scripts or styles, frame-ancestors 'none'
   and X-Frame-Options DENY, nosniff, no referrer beyond the origin, no caching of pages.
 """
@@ -20,10 +23,10 @@ import secrets
 import threading
 from urllib.parse import urlsplit
 
-from flask import Flask, abort, current_app, request, session
+from flask import Flask, abort, current_app, g, request, session
 from flask.sessions import SecureCookieSessionInterface
 
-from obsctl.services.dashboard import signing_key
+from obsctl.services.dashboard import check_login, close_login, open_login, signing_key
 from obsctl.web.security import is_dashboard_path
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -37,6 +40,9 @@ SECURITY_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 _KEY = "obsctl_dashboard_key"
+COOKIE_NAME = "obsctl_session"
+# The largest dashboard form body read (login: the key, the CSRF token and the page to go back to).
+FORM_MAX_BYTES = 4096
 _KEY_LOCK = threading.Lock()
 
 
@@ -76,7 +82,7 @@ def configure(app: Flask) -> None:
     settings = app.extensions["obsctl"].settings
     app.session_interface = DashboardSessionInterface()
     app.config.update(
-        SESSION_COOKIE_NAME="obsctl_session",
+        SESSION_COOKIE_NAME=COOKIE_NAME,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Strict",
         SESSION_COOKIE_SECURE=bool(settings.public_url and settings.public_url.startswith("https://")),
@@ -85,8 +91,25 @@ def configure(app: Flask) -> None:
     )
 
 
+def cookie_session(app: Flask, cookie_header: str | None) -> dict | None:
+    """The dashboard session in a `Cookie` header when this app signed it, else None (for the
+    request gate, which runs before the app sees the request)."""
+    from itsdangerous import BadSignature
+    from werkzeug.http import parse_cookie
+
+    value = parse_cookie(cookie_header or "").get(COOKIE_NAME)
+    if not value:
+        return None
+    serializer = app.session_interface.get_signing_serializer(app)
+    try:
+        data = serializer.loads(value, max_age=int(app.permanent_session_lifetime.total_seconds()))
+    except BadSignature:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def key_proof(api_key: str) -> str:
-    """What a logged-in session holds: an HMAC of the API key under the signing key."""
+    """What a login is tied to: an HMAC of the API key under the signing key."""
     return hmac.new(app_signing_key(current_app).encode(), api_key.encode(), hashlib.sha256).hexdigest()
 
 
@@ -95,21 +118,27 @@ def login_required() -> bool:
 
 
 def logged_in() -> bool:
-    api_key = _store_and_settings(current_app)[1].api_key
-    if not api_key:
+    store, settings = _store_and_settings(current_app)
+    if not settings.api_key:
         return True
-    proof = session.get("auth")
-    return isinstance(proof, str) and hmac.compare_digest(proof, key_proof(api_key))
+    known = g.get("obsctl_logged_in")
+    if known is None:  # one database read per request
+        known = g.obsctl_logged_in = check_login(store, session.get("login"), key_proof(settings.api_key))
+    return known
 
 
 def log_in(api_key: str) -> None:
+    token = open_login(_store_and_settings(current_app)[0], key_proof(api_key))
     session.clear()
-    session["auth"] = key_proof(api_key)
+    session["login"] = token
     session["csrf"] = secrets.token_urlsafe(32)
+    g.obsctl_logged_in = True
 
 
 def log_out() -> None:
+    close_login(_store_and_settings(current_app)[0], session.get("login"))
     session.clear()
+    g.obsctl_logged_in = False
 
 
 def csrf_token() -> str:

@@ -29,7 +29,7 @@ from obsctl.services.sla.summary import sla_summary
 from obsctl.vocabulary import SESSION_STATUSES
 from obsctl.web.http import get_settings, get_store
 from obsctl.web.routes.alerts import send_deliveries
-from obsctl.web.security import api_key_problem
+from obsctl.web.security import auth_failures
 from obsctl.web.ui import access
 from obsctl.web.ui.present import event_rows, fmt_ms, fmt_num, pretty_json, sparkline_points, timeline
 
@@ -88,6 +88,8 @@ def _gate():
     if request.endpoint == "dashboard.static":
         return None
     if request.method == "POST":
+        if access.login_required():  # as the request gate allows under `obsctl serve`
+            request.max_content_length = access.FORM_MAX_BYTES
         access.check_csrf()
     if request.endpoint == "dashboard.login" or access.logged_in():
         return None
@@ -126,14 +128,19 @@ def login():
     target = access.safe_next(request.values.get("next"), url_for("dashboard.overview"))
     if not settings.api_key:
         return redirect(target)
-    problem = None
+    refusal = None
     if request.method == "POST":
-        problem = api_key_problem(request.form.get("api_key", ""), settings.api_key)
-        if problem is None:
+        # Login attempts count against the address's failed key checks, as API requests do.
+        refusal = auth_failures().check(request.remote_addr or "-", request.form.get("api_key", ""),
+                                        settings.api_key)
+        if refusal is None:
             access.log_in(settings.api_key)
             return redirect(target)
-    status = 401 if problem else 200
-    return render_template("login.html", page="login", next=target, problem=problem), status
+    page = render_template("login.html", page="login", next=target, problem=refusal and refusal.message)
+    if refusal is None:
+        return page
+    headers = {"Retry-After": str(refusal.retry_after)} if refusal.retry_after else {}
+    return page, refusal.status, headers
 
 
 @blueprint.post("/ui/logout")
