@@ -10,7 +10,7 @@
 set -euo pipefail
 
 KIT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REQUIREMENTS="$(realpath "$1")"; SCENARIO="$(realpath "$2")"; DEST="$3"; shift 3
+REQUIREMENTS="$(realpath "$1")"; SCENARIO="$(realpath "$2")"; DEST="$(realpath -m "$3")"; shift 3
 PYTHON="${CAPTURE_PYTHON:-python3.11}"
 WORK="$(mktemp -d /tmp/otlp-capture.XXXXXX)"
 SERVER_PID=""
@@ -22,8 +22,11 @@ trap cleanup EXIT
 
 echo "== venv in $WORK/venv ($PYTHON)"
 "$PYTHON" -m venv "$WORK/venv"
-"$WORK/venv/bin/python" -m pip install --quiet --upgrade pip
-"$WORK/venv/bin/python" -m pip install --quiet -r "$REQUIREMENTS"
+quiet_pip() {  # pip warns about every local index folder this machine's pip.conf names
+    "$WORK/venv/bin/python" -m pip install --quiet "$@" 2>&1 | { grep -v "^WARNING: Location" || true; }
+}
+quiet_pip --upgrade pip
+quiet_pip -r "$REQUIREMENTS"
 
 echo "== capture server"
 "$WORK/venv/bin/python" "$KIT/server.py" --port 0 --port-file "$WORK/port" --out "$WORK/recording" \
