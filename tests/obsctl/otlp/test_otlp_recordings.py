@@ -18,6 +18,7 @@ RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "otlp"
 # recording -> (OTLP requests, spans, traces, log records), as each README states them.
 EXPECTED = {
     "traceloop": (4, 11, 2, 5),
+    "langfuse-v3": (1, 8, 2, 0),
 }
 
 # recording -> (metrics requests, metrics in them), for the recordings whose SDK exports metrics.
