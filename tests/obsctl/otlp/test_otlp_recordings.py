@@ -19,6 +19,7 @@ RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "otlp"
 EXPECTED = {
     "traceloop": (4, 11, 2, 5),
     "langfuse-v3": (1, 8, 2, 0),
+    "langfuse-v5": (1, 8, 2, 0),
 }
 
 # recording -> (metrics requests, metrics in them), for the recordings whose SDK exports metrics.
