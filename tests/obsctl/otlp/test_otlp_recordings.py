@@ -20,6 +20,7 @@ EXPECTED = {
     "traceloop": (4, 11, 2, 5),
     "langfuse-v3": (1, 8, 2, 0),
     "langfuse-v5": (1, 8, 2, 0),
+    "vercel-ai": (1, 8, 2, 0),
 }
 
 # recording -> (metrics requests, metrics in them), for the recordings whose SDK exports metrics.
