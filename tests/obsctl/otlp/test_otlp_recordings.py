@@ -22,6 +22,7 @@ EXPECTED = {
     "langfuse-v5": (1, 8, 2, 0),
     "vercel-ai": (1, 8, 2, 0),
     "anthropic": (1, 10, 2, 0),
+    "anthropic-openllmetry": (1, 10, 2, 0),
 }
 
 # recording -> (metrics requests, metrics in them), for the recordings whose SDK exports metrics.
