@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "otlp"
@@ -22,12 +23,23 @@ EXPECTED = {
     "pydantic-ai": (1, 11, 3, 0),
     "openai-v2/default": (1, 9, 3, 0),
     "openai-v2/span_and_event": (2, 9, 3, 4),
+    "traceloop": (4, 11, 2, 5),
+    "langfuse-v3": (1, 8, 2, 0),
+    "langfuse-v5": (1, 8, 2, 0),
+    "vercel-ai": (1, 8, 2, 0),
+    "anthropic": (1, 10, 2, 0),
+    "anthropic-openllmetry": (1, 10, 2, 0),
+}
+
+# recording -> (metrics requests, metrics in them), for the recordings whose SDK exports metrics.
+METRICS = {
+    "traceloop": (2, 8),
 }
 
 
-def decoded(recording: Path) -> tuple[int, list, list]:
+def decoded(recording: Path) -> tuple[int, list, list, list]:
     lines = [json.loads(line) for line in (recording / "requests.jsonl").read_text().splitlines()]
-    spans, logs = [], []
+    spans, logs, metrics = [], [], []
     for line in lines:
         assert line["method"] == "POST"
         assert line["headers"]["content-type"] == "application/x-protobuf"
@@ -35,25 +47,31 @@ def decoded(recording: Path) -> tuple[int, list, list]:
         assert len(body) == line["body_bytes"]
         if line["headers"].get("content-encoding") == "gzip":
             body = gzip.decompress(body)
-        if line["path"] == "/v1/traces":
+        # Langfuse posts its traces to /api/public/otel/v1/traces.
+        if line["path"] in ("/v1/traces", "/api/public/otel/v1/traces"):
             message = ExportTraceServiceRequest.FromString(body)
             spans += [s for r in message.resource_spans for scope in r.scope_spans for s in scope.spans]
         elif line["path"] == "/v1/logs":
             message = ExportLogsServiceRequest.FromString(body)
             logs += [rec for r in message.resource_logs for scope in r.scope_logs for rec in scope.log_records]
+        elif line["path"] == "/v1/metrics":
+            message = ExportMetricsServiceRequest.FromString(body)
+            metrics.append([m for r in message.resource_metrics for scope in r.scope_metrics for m in scope.metrics])
         else:
             pytest.fail(f"unexpected path {line['path']}")
-    return len(lines), spans, logs
+    return len(lines), spans, logs, metrics
 
 
 def test_every_recording_is_listed():
     recorded = {str(p.parent.relative_to(RECORDINGS)) for p in RECORDINGS.rglob("requests.jsonl")}
     assert recorded == set(EXPECTED)
+    assert set(METRICS) <= set(EXPECTED)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_a_recording_decodes_to_the_spans_and_logs_its_readme_states(name):
-    requests, spans, logs = decoded(RECORDINGS / name)
+    requests, spans, logs, metrics = decoded(RECORDINGS / name)
     traces = {s.trace_id for s in spans} | {rec.trace_id for rec in logs if rec.trace_id}
     assert (requests, len(spans), len(traces), len(logs)) == EXPECTED[name]
     assert all(len(s.trace_id) == 16 and len(s.span_id) == 8 for s in spans)
+    assert (len(metrics), sum(len(m) for m in metrics)) == METRICS.get(name, (0, 0))

@@ -27,7 +27,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_llm import Fake  # noqa: E402
 
-RECORDED_HEADERS = ("content-type", "content-encoding", "authorization", "user-agent")
+RECORDED_HEADERS = ("content-type", "content-encoding", "transfer-encoding", "authorization", "user-agent")
+# Headers some SDKs add to say how to read their export (Langfuse: x-langfuse-ingestion-version, its
+# public key, SDK name and version); recorded as sent. None carries a secret.
+RECORDED_HEADER_PREFIXES = ("x-langfuse-",)
 
 
 def redact(name: str, value: str) -> str:
@@ -55,6 +58,8 @@ class Recorder:
             body_file = f"bodies/{self._seq:04d}.bin"
             (self.out / body_file).write_bytes(body)
             kept = {name: redact(name, headers[name]) for name in RECORDED_HEADERS if headers.get(name) is not None}
+            kept.update(sorted((name.lower(), value) for name, value in headers.items()
+                               if name.lower().startswith(RECORDED_HEADER_PREFIXES)))
             line = {"seq": self._seq, "method": method, "path": path, "headers": kept,
                     "body_file": body_file, "body_bytes": len(body)}
             with (self.out / "requests.jsonl").open("a") as f:
@@ -75,8 +80,22 @@ class Handler(BaseHTTPRequestHandler):
         sys.stderr.write("capture: " + (format % args) + "\n")
 
     def _body(self) -> bytes:
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            return self._chunked_body()  # Node's OTLP exporters stream their bodies
         length = int(self.headers.get("content-length") or 0)
         return self.rfile.read(length) if length else b""
+
+    def _chunked_body(self) -> bytes:
+        """The body of a `Transfer-Encoding: chunked` request, chunks joined (trailers read and dropped)."""
+        chunks = []
+        while True:
+            size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline().strip():
+                    pass
+                return b"".join(chunks)
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()  # the CRLF after each chunk
 
     def _answer(self, status: int, content_type: str, body: bytes) -> None:
         self.send_response(status)

@@ -1,4 +1,4 @@
-"""Print what a recording holds: every span and log record with its attributes, decoded.
+"""Print what a recording holds: every span, log record and metric with its attributes, decoded.
 
 Run with the project's .venv (it has opentelemetry-proto):
     .venv/bin/python tests/data/otlp/capture_kit/summarize.py tests/data/otlp/<client>[/<variant>] [--width N]
@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=160)
     args = parser.parse_args()
     traces: dict[str, int] = {}
-    spans = logs = 0
+    spans = logs = metrics = 0
     for line, message in decode(args.recording):
         print(f"## request {line['seq']} {line['path']} {line['headers']}")
         for resource in getattr(message, "resource_spans", []):
@@ -107,7 +107,22 @@ def main() -> None:
                           f"severity={record.severity_number} body={body}")
                     for attribute in attributes(record.attributes, args.width):
                         print("        " + attribute)
-    print(f"== {spans} span(s) in {len(traces)} trace(s), {logs} log record(s)")
+        for resource in getattr(message, "resource_metrics", []):
+            print("  resource:", ", ".join(attributes(resource.resource.attributes, args.width)))
+            for scope in resource.scope_metrics:
+                print(f"  scope: {scope.scope.name} {scope.scope.version}")
+                for metric in scope.metrics:
+                    metrics += 1
+                    kind = metric.WhichOneof("data")
+                    data = getattr(metric, kind)
+                    temporality = getattr(data, "aggregation_temporality", 0)
+                    print(f"    metric {metric.name!r} {kind} unit={metric.unit!r} temporality={temporality}")
+                    for point in data.data_points:
+                        numbers = (f"count={point.count} sum={point.sum:g}" if kind in ("histogram",
+                                   "exponential_histogram", "summary") else
+                                   f"value={getattr(point, point.WhichOneof('value'))}")
+                        print(f"        {numbers} " + ", ".join(attributes(point.attributes, args.width)))
+    print(f"== {spans} span(s) in {len(traces)} trace(s), {logs} log record(s), {metrics} metric(s)")
 
 
 if __name__ == "__main__":
