@@ -1,6 +1,6 @@
 """Checks every request and response goes through, whatever the route.
 
-- A NUL byte in a query parameter (name or value), a path variable or a dashboard form field
+- A NUL character in a query parameter (name or value), a path variable or a dashboard form field
   is a 400: no id, filter or text obsctl stores or looks up holds one, and PostgreSQL cannot
   even be asked about one (SQLite could; both stores answer the same).
 - A redirect's Location is a path on this server, never built from the request's Host header:
@@ -24,14 +24,14 @@ def install(app: Flask) -> None:
     def _refuse_nul_bytes():
         for name, value in request.args.items(multi=True):
             if "\x00" in name or "\x00" in value:
-                raise InvalidInput(f"query parameter {_shown(name)} must not contain a NUL byte")
+                raise InvalidInput(f"query parameter {_shown(name)} must not contain a NUL character")
         for name, value in (request.view_args or {}).items():
             if isinstance(value, str) and "\x00" in value:
-                raise InvalidInput(f"{name} must not contain a NUL byte")
+                raise InvalidInput(f"{name} must not contain a NUL character")
         if request.mimetype in _FORMS:
             for name, value in request.form.items(multi=True):
                 if "\x00" in name or "\x00" in value:
-                    raise InvalidInput(f"form field {_shown(name)} must not contain a NUL byte")
+                    raise InvalidInput(f"form field {_shown(name)} must not contain a NUL character")
         return None
 
     @app.after_request
