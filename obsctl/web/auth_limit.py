@@ -1,7 +1,7 @@
 """Failed API-key checks, limited per client address (OBSCTL_AUTH_FAILURE_LIMIT, 10/minute).
 
-Every check of a key (the X-API-Key header, the gRPC x-api-key metadata, the dashboard's login
-form) asks `AuthFailures.check` first. A wrong or missing key counts one failure against the
+Every check of a key (the X-API-Key header or an Authorization header, the gRPC x-api-key or
+authorization metadata, the dashboard's login form) asks `AuthFailures.check` first. A wrong or missing key counts one failure against the
 client's address; once an address has used its allowance, every request from it that needs
 the key is answered 429 (gRPC RESOURCE_EXHAUSTED) with the time to wait, whether its key is
 right or wrong, until the window ends: an answer that told a right key apart would let the
@@ -16,6 +16,7 @@ for a while, as the rate limits are.
 
 from __future__ import annotations
 
+import base64
 import hmac
 import logging
 import threading
@@ -37,6 +38,29 @@ class Refusal:
     status: int
     message: str
     retry_after: int | None = None
+
+
+def presented_key(api_key_header: str | None, authorization: str | None) -> str:
+    """The API key a request presents: the X-API-Key header, else `Authorization: Bearer KEY`,
+    else the password of `Authorization: Basic` (the Langfuse SDKs send their public key as the
+    user name and their secret key as the password: set the secret key to obsctl's API key).
+    An empty string when none is sent."""
+    if api_key_header:
+        return api_key_header
+    if not authorization:
+        return ""
+    scheme, _, credentials = authorization.strip().partition(" ")
+    scheme = scheme.lower()
+    credentials = credentials.strip()
+    if scheme == "bearer":
+        return credentials
+    if scheme == "basic":
+        try:
+            decoded = base64.b64decode(credentials, validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return ""
+        return decoded.partition(":")[2]
+    return ""
 
 
 def key_problem(provided: str, expected: str) -> str | None:

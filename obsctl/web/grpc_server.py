@@ -1,13 +1,15 @@
 """OTLP/gRPC ingest: `obsctl serve --otlp-grpc-port` (the OpenTelemetry Collector's default
 protocol, port 4317 by convention).
 
-The TraceService/Export and LogsService/Export methods are served with a generic handler, so
+The TraceService/Export, LogsService/Export and MetricsService/Export methods are served with a generic handler, so
 no generated stubs are needed: the request arrives as the serialized export request, which the
 same decoder, mapping and ingest service as `POST /v1/traces` and `POST /v1/logs` read, and the
 answer is the same export response (partial_success with the rejected count and message).
+Metrics are accepted and dropped, as `POST /v1/metrics` does (obsctl/services/otlp/metrics.py).
 Writes go through the app's store, hence its writer queue, exactly as HTTP ingest does.
 
-HTTP's conventions carried over: the API key (metadata `x-api-key` when SERVICE_API_KEY is set,
+HTTP's conventions carried over: the API key (metadata `x-api-key`, else `authorization` Bearer
+or Basic as HTTP reads it, when SERVICE_API_KEY is set,
 else UNAUTHENTICATED) with the failed key checks per client address that HTTP counts
 (OBSCTL_AUTH_FAILURE_LIMIT: RESOURCE_EXHAUSTED with a RetryInfo once over), the message limit
 (OBSCTL_GRPC_MAX_MESSAGE_BYTES, default OBSCTL_MAX_BODY_BYTES, as gRPC's receive limit,
@@ -41,6 +43,7 @@ from obsctl.errors import (
     StorageError,
     StorageFull,
 )
+from obsctl.web.auth_limit import presented_key
 from obsctl.web.client_address import client_address
 from obsctl.web.security import auth_failures
 
@@ -48,6 +51,7 @@ log = logging.getLogger("obsctl.grpc")
 
 TRACE_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService"
+METRICS_SERVICE = "opentelemetry.proto.collector.metrics.v1.MetricsService"
 INSTALL_HINT = "pip install 'obsctl[grpc]'"
 
 
@@ -90,7 +94,8 @@ class OtlpGrpcServer:
             maximum_concurrent_rpcs=max(threads, self.settings.connection_limit),
         )
         methods = {f"/{TRACE_SERVICE}/Export": ("TraceService/Export", self._export_traces),
-                   f"/{LOGS_SERVICE}/Export": ("LogsService/Export", self._export_logs)}
+                   f"/{LOGS_SERVICE}/Export": ("LogsService/Export", self._export_logs),
+                   f"/{METRICS_SERVICE}/Export": ("MetricsService/Export", self._export_metrics)}
 
         served = self
 
@@ -125,7 +130,7 @@ class OtlpGrpcServer:
         """Refuse new calls, let the calls in progress finish (up to `grace` seconds)."""
         self.server.stop(grace).wait(grace + 5)
 
-    # --- the two methods --------------------------------------------------------------
+    # --- the three methods --------------------------------------------------------------
 
     def _export_traces(self, request: bytes) -> tuple[bytes, str]:
         from obsctl.services.otlp import ingest_otlp, wire
@@ -142,6 +147,12 @@ class OtlpGrpcServer:
                                   max_records=self.settings.max_spans)
         note = f"{result.records} log records, {result.rejected_records} rejected"
         return logs.encode_logs_response(result.rejected_records, result.error_message(), wire.PROTOBUF), note
+
+    def _export_metrics(self, request: bytes) -> tuple[bytes, str]:
+        from obsctl.services.otlp import metrics, wire
+
+        count = metrics.accept_metrics(request, wire.PROTOBUF)
+        return metrics.encode_metrics_response(wire.PROTOBUF), f"{count} metrics, dropped"
 
     def _call(self, method: str, context, messages, work) -> bytes:
         started = time.perf_counter()
@@ -197,7 +208,8 @@ class OtlpGrpcServer:
         grpc = self._grpc
         expected = self.settings.api_key
         if expected:
-            refusal = self.failures.check(client, _metadata(metadata, "x-api-key") or "", expected)
+            provided = presented_key(_metadata(metadata, "x-api-key"), _metadata(metadata, "authorization"))
+            refusal = self.failures.check(client, provided, expected)
             if refusal is not None:
                 if refusal.status == 429:
                     return grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message, refusal.retry_after

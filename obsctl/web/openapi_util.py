@@ -135,7 +135,9 @@ BASE_MODELS = (Error, Event, Session, SessionDetail)
 BASE_COMPONENTS: dict = {
     "securitySchemes": {
         "ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key",
-                   "description": "Required on every route but /health when SERVICE_API_KEY is set"}
+                   "description": "Required on every route but /health when SERVICE_API_KEY is set; "
+                                  "`Authorization: Bearer KEY`, or HTTP Basic with the key as "
+                                  "the password, are read when X-API-Key is absent"}
     },
     "schemas": {},  # generated from the declared models (model_schemas)
     "responses": {

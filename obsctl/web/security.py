@@ -11,7 +11,7 @@ from flask_limiter.util import get_remote_address
 from limits import parse as parse_limit
 
 from obsctl.config import Settings
-from obsctl.web.auth_limit import AuthFailures, Refusal
+from obsctl.web.auth_limit import AuthFailures, Refusal, presented_key
 from obsctl.web.auth_limit import key_problem as api_key_problem  # noqa: F401 (the 401 messages)
 from obsctl.web.errors import error_body
 from obsctl.web.http import json_response
@@ -60,8 +60,8 @@ def install_auth(app: Flask, settings: Settings) -> None:
     def _check_api_key():
         if not needs_api_key(request.method, request.path):
             return None
-        refusal = auth_failures(app).check(request.remote_addr or "-", request.headers.get("X-API-Key", ""),
-                                           expected)
+        provided = presented_key(request.headers.get("X-API-Key"), request.headers.get("Authorization"))
+        refusal = auth_failures(app).check(request.remote_addr or "-", provided, expected)
         return refusal_response(refusal) if refusal else None
 
 

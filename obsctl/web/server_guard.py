@@ -34,7 +34,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
 from obsctl.web import connection_guard
 from obsctl.web.allow import path_methods
-from obsctl.web.auth_limit import TOO_MANY, key_problem
+from obsctl.web.auth_limit import TOO_MANY, key_problem, presented_key
 from obsctl.web.client_address import client_address
 from obsctl.web.errors import body_too_large_message, error_body
 from obsctl.web.rawpath import routing_path
@@ -126,7 +126,7 @@ class RequestGate:
         if content_length > limit:
             return self.too_large(headers, limit)
         if self.api_key and needs_api_key(method, path):
-            provided = headers.get("X_API_KEY", "")
+            provided = presented_key(headers.get("X_API_KEY"), headers.get("AUTHORIZATION"))
             if key_problem(provided, self.api_key) is not None:
                 return KeyRefusal(self, client, provided, self._cors(headers))
             wait = self.failures.wait(client)

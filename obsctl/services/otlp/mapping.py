@@ -27,13 +27,21 @@ SESSION_KEYS = (
     "thread_id",
     "conversation_id",
 )
-MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
+              "langfuse.observation.model.name")
 TOKENS_IN_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
 TOKENS_OUT_KEYS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
                    "llm.token_count.completion")
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent", "invoke_workflow"})
+# The Langfuse SDKs' observation types (`langfuse.observation.type`) and the role each plays.
+LANGFUSE_ROLES = {"generation": "llm", "embedding": "llm", "tool": "tool", "agent": "agent",
+                  "chain": "agent"}
+# Keys of Langfuse's `usage_details` JSON: its own (input, output), or the provider's as the
+# SDK's OpenAI wrapper passes them on.
+_LANGFUSE_IN = ("input", "prompt_tokens", "input_tokens")
+_LANGFUSE_OUT = ("output", "completion_tokens", "output_tokens")
 TOOL, LLM, AGENT = "tool", "llm", "agent"
 _EVENT_TYPES = {TOOL: "tool_call", LLM: "llm_call", AGENT: "decision"}
 # The event type of a root agent span (an agent, chain or workflow span with no parent).
@@ -52,6 +60,7 @@ _CONTENT_KEYS = frozenset({
     "input.value", "output.value", "gen_ai.prompt", "gen_ai.completion",
     "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "tool.parameters",
     "traceloop.entity.input", "traceloop.entity.output",
+    "langfuse.observation.input", "langfuse.observation.output",
 })
 # OpenLLMetry flattens messages: gen_ai.prompt.0.role, gen_ai.prompt.0.content, ...
 _PROMPT_PREFIX = "gen_ai.prompt."
@@ -118,7 +127,7 @@ def session_agent(span: SpanRecord, role: str | None = None) -> str | None:
     if get("traceloop.span.kind") == "workflow":
         return _identifier(get("traceloop.entity.name")) or _identifier(get("traceloop.workflow.name"))
     kind = get("openinference.span.kind")
-    if type(kind) is str and kind.upper() == "AGENT":
+    if (type(kind) is str and kind.upper() == "AGENT") or get("langfuse.observation.type") == "agent":
         return span.name or None
     return None
 
@@ -139,11 +148,13 @@ def role_from(get) -> str | None:
     oi_kind = get("openinference.span.kind")
     oi_kind = oi_kind.upper() if type(oi_kind) is str else None
     tl_kind = get("traceloop.span.kind")
-    if operation == "execute_tool" or oi_kind == "TOOL" or tl_kind == "tool":
+    lf_role = LANGFUSE_ROLES.get(get("langfuse.observation.type"))
+    if operation == "execute_tool" or oi_kind == "TOOL" or tl_kind == "tool" or lf_role == TOOL:
         return TOOL
-    if operation in LLM_OPERATIONS or oi_kind in ("LLM", "EMBEDDING"):
+    if operation in LLM_OPERATIONS or oi_kind in ("LLM", "EMBEDDING") or lf_role == LLM:
         return LLM
-    if operation in AGENT_OPERATIONS or oi_kind in ("AGENT", "CHAIN") or tl_kind in ("agent", "workflow"):
+    if (operation in AGENT_OPERATIONS or oi_kind in ("AGENT", "CHAIN") or tl_kind in ("agent", "workflow")
+            or lf_role == AGENT):
         return AGENT
     if get("gen_ai.request.model") is not None:
         return LLM
@@ -197,6 +208,8 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
             if value is not None and value != "":
                 event[name] = _count(value) if name != "model" else value
                 break
+    if "tokens_in" not in event and "tokens_out" not in event:
+        event.update(_langfuse_usage(get("langfuse.observation.usage_details")))
     uncounted = None
     if role == AGENT and ("tokens_in" in event or "tokens_out" in event):
         # An agent, chain or workflow span reports the usage of the model calls under it:
@@ -206,7 +219,8 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
     input_data = _input_data(span, prompts)
     output_data, reasoning = _output_data(span, completions)
     tool_call = _tool_call(span, role)
-    if span.status_code == STATUS_ERROR or span.events or get("error.type") not in (None, ""):
+    if (span.status_code == STATUS_ERROR or span.events or get("error.type") not in (None, "")
+            or get("langfuse.observation.level") == "ERROR"):
         error = _error(span)
         if error is not None:
             event["event_type"] = "tool_error" if role == TOOL else "error"
@@ -227,6 +241,21 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
 
 # Event fields read from the first attribute present of several conventions.
 _FIRST_OF = (("model", MODEL_KEYS), ("tokens_in", TOKENS_IN_KEYS), ("tokens_out", TOKENS_OUT_KEYS))
+
+
+def _langfuse_usage(details: Any) -> dict:
+    """tokens_in/tokens_out from Langfuse's `usage_details` (a JSON object of counts)."""
+    if details is None:
+        return {}
+    details = _parse_json(details)
+    if type(details) is not dict:
+        return {}
+    found = {}
+    for name, keys in (("tokens_in", _LANGFUSE_IN), ("tokens_out", _LANGFUSE_OUT)):
+        value = next((details[k] for k in keys if details.get(k) is not None), None)
+        if value is not None:
+            found[name] = _count(value)
+    return found
 
 
 def _count(value: Any) -> Any:
@@ -313,6 +342,8 @@ def _input_data(span: SpanRecord, prompts: list) -> dict | None:
         data = {"messages": prompts}
     elif attrs.get("traceloop.entity.input") is not None:
         data = _as_object(attrs["traceloop.entity.input"], "value")
+    elif attrs.get("langfuse.observation.input") is not None:
+        data = _as_object(attrs["langfuse.observation.input"], "value")
     else:
         prompt = _event_attribute(span, "gen_ai.content.prompt", "gen_ai.prompt")
         if prompt is not None:
@@ -339,6 +370,8 @@ def _output_data(span: SpanRecord, completions: list) -> tuple[dict | None, str 
         data = {"messages": completions}
     elif attrs.get("traceloop.entity.output") is not None:
         data = _as_object(attrs["traceloop.entity.output"], "value")
+    elif attrs.get("langfuse.observation.output") is not None:
+        data = _as_object(attrs["langfuse.observation.output"], "value")
     else:
         completion = _event_attribute(span, "gen_ai.content.completion", "gen_ai.completion")
         if completion is not None:
@@ -375,9 +408,12 @@ def _tool_call(span: SpanRecord, role: str | None) -> dict | None:
     if role == TOOL:
         # Tool spans of OpenInference and OpenLLMetry carry their input and output generically.
         if arguments is None:
-            arguments = attrs.get("input.value", attrs.get("traceloop.entity.input"))
+            arguments = _first_present(attrs, ("input.value", "traceloop.entity.input",
+                                               "langfuse.observation.input"))
+            arguments = _keyword_arguments(_parse_json(arguments))
         if result is None:
-            result = attrs.get("output.value", attrs.get("traceloop.entity.output"))
+            result = _first_present(attrs, ("output.value", "traceloop.entity.output",
+                                            "langfuse.observation.output"))
     if arguments is not None:
         call["input"] = _parse_json(arguments)
     if result is not None:
@@ -388,13 +424,29 @@ def _tool_call(span: SpanRecord, role: str | None) -> dict | None:
     return call
 
 
+def _first_present(attrs: dict, keys: tuple[str, ...]) -> Any:
+    return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
+
+
+def _keyword_arguments(value: Any) -> Any:
+    """A decorated Python function's call as the SDKs record it, `{"args": [], "kwargs": {...}}`,
+    is its keyword arguments: what the model asked the tool for. Anything else is unchanged."""
+    if (type(value) is dict and value.keys() == {"args", "kwargs"} and value["args"] == []
+            and type(value["kwargs"]) is dict):
+        return value["kwargs"]
+    return value
+
+
 def _error(span: SpanRecord) -> dict | None:
     """output_data error fields when the span failed: status ERROR, error.type or an exception."""
     exception = next((a for name, a in span.events if name == "exception"), None)
     error_type = span.attributes.get("error.type")
-    if span.status_code != STATUS_ERROR and exception is None and error_type in (None, ""):
+    langfuse_error = span.attributes.get("langfuse.observation.level") == "ERROR"
+    if span.status_code != STATUS_ERROR and exception is None and error_type in (None, "") and not langfuse_error:
         return None
     message = span.status_message
+    if not message and langfuse_error:
+        message = _identifier(span.attributes.get("langfuse.observation.status_message")) or ""
     fields: dict[str, Any] = {}
     if exception is not None:
         exc_type, exc_message = exception.get("exception.type"), exception.get("exception.message")

@@ -1,5 +1,6 @@
-"""`POST /v1/traces` and `POST /v1/logs`: OpenTelemetry OTLP/HTTP trace and log export
-(protobuf or JSON, gzip)."""
+"""`POST /v1/traces`, `POST /v1/logs` and `POST /v1/metrics`: OpenTelemetry OTLP/HTTP export
+(protobuf or JSON, gzip). `POST /api/public/otel/v1/traces` is `/v1/traces` at the path the
+Langfuse SDKs export to, so they need only their host pointed at obsctl."""
 
 from flask import Blueprint, Response, request
 
@@ -10,7 +11,7 @@ from obsctl.models.otlp import (
     OtlpLogsExportResponse,
 )
 from obsctl.params import IntParam
-from obsctl.services.otlp import ingest_otlp, logs, wire
+from obsctl.services.otlp import ingest_otlp, logs, metrics, wire
 from obsctl.web.errors import error_body
 from obsctl.web.http import bool_arg, get_settings, get_store, int_arg, json_response
 from obsctl.web.openapi_util import (
@@ -43,7 +44,11 @@ def _read_body():
     return fmt, wire.decompress(request.get_data(cache=False), encoding, get_settings().max_body_bytes)
 
 
+LANGFUSE_TRACES = "/api/public/otel/v1/traces"
+
+
 @blueprint.post("/v1/traces")
+@blueprint.post(LANGFUSE_TRACES)
 def export_traces():
     fmt, body = _read_body()
     if body is None:
@@ -70,6 +75,15 @@ def export_logs():
                     status=200, mimetype=wire.RESPONSE_MEDIA_TYPE[fmt])
 
 
+@blueprint.post("/v1/metrics")
+def export_metrics():
+    fmt, body = _read_body()
+    if body is None:
+        return fmt
+    metrics.accept_metrics(body, fmt)
+    return Response(metrics.encode_metrics_response(fmt), status=200, mimetype=wire.RESPONSE_MEDIA_TYPE[fmt])
+
+
 def _summary(result) -> dict:
     """What `obsctl ingest --format otlp-json --url` needs to print the summary it prints locally."""
     return {"spans": result.spans, "stored": result.stored, "duplicates": result.duplicates,
@@ -81,13 +95,17 @@ _BINARY = {"schema": {"type": "string", "format": "binary"}}
 
 OPENAPI_MODELS = (OtlpExportRequest, OtlpExportResponse, OtlpLogsExportRequest, OtlpLogsExportResponse)
 
-OPENAPI_PATHS = {
-    "/v1/traces": {
+_TRACES_DESCRIPTION = (
+    "Ingest OpenTelemetry traces (OTLP/HTTP); each span becomes an event, idempotent on "
+    "(trace id, span id). Content-Encoding gzip accepted; the body limit applies after "
+    "decompression. At most OBSCTL_MAX_SPANS spans (default 10000) per request; 413 beyond")
+
+
+def _traces_operation(description: str) -> dict:
+    return {
         "post": operation(
             "otlp",
-            "Ingest OpenTelemetry traces (OTLP/HTTP); each span becomes an event, idempotent on "
-            "(trace id, span id). Content-Encoding gzip accepted; the body limit applies after "
-            "decompression. At most OBSCTL_MAX_SPANS spans (default 10000) per request; 413 beyond",
+            description,
             params=[
                 query_param("summary", {"type": "boolean", "default": False},
                             "JSON only: add obsctl's own account of the request (spans stored, "
@@ -103,6 +121,30 @@ OPENAPI_PATHS = {
                             "application/json": {"schema": ref(OtlpExportResponse)}}},
             errors=error_responses(400, 413, 415, 503),
             extra_responses=STORAGE_FULL,
+        )
+    }
+
+
+OPENAPI_PATHS = {
+    "/v1/traces": _traces_operation(_TRACES_DESCRIPTION),
+    LANGFUSE_TRACES: _traces_operation(
+        "/v1/traces at the path the Langfuse SDKs export to (LANGFUSE_HOST set to obsctl's URL); "
+        "they authenticate with HTTP Basic, whose password (the Langfuse secret key) must be the "
+        "API key. " + _TRACES_DESCRIPTION),
+    "/v1/metrics": {
+        "post": operation(
+            "otlp",
+            "Accept OpenTelemetry metrics (OTLP/HTTP) and drop them: obsctl computes its figures "
+            "from the stored events. Answered with success so that exporters sending metrics next "
+            "to traces (Traceloop's) do not log failures; a body that is not an "
+            "ExportMetricsServiceRequest is a 400",
+            request={"content": {"application/x-protobuf": _BINARY,
+                                 "application/json": {"schema": {"type": "object"}}}},
+            ok={"description": "Accepted and dropped: an empty ExportMetricsServiceResponse in the "
+                               "request's content type",
+                "content": {"application/x-protobuf": _BINARY,
+                            "application/json": {"schema": {"type": "object"}}}},
+            errors=error_responses(400, 413, 415),
         )
     },
     "/v1/logs": {

@@ -2,6 +2,7 @@
 SDK's gRPC exporter and by hand-built calls on a plain grpcio channel (to see the exact status
 codes and the partial_success answer)."""
 
+import base64
 import gzip
 import os
 import re
@@ -9,11 +10,13 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import grpc
 import pytest
 import requests
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -28,6 +31,8 @@ from tests.otlp_support import TRACE, request, span, to_protobuf
 pytestmark = pytest.mark.e2e
 
 TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+METRICS_EXPORT = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
+RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "otlp"
 
 
 def grpc_server(live_server, env: dict | None = None):
@@ -123,6 +128,39 @@ def test_api_key_in_metadata(live_server):
     session = requests.get(f"{server.url}/sessions/conv-e2e", headers={"X-API-Key": "s3cret"},
                            timeout=10).json()
     assert session["event_count"] == 4
+
+    # The key as a Bearer token or a Basic password (the Langfuse SDKs' way) is the key too.
+    bearer = (("authorization", "Bearer s3cret"),)
+    body = to_protobuf(request(span("00f067aa0ba902b8", attrs={"session.id": "bearer"})))
+    assert export(server.grpc_target, body, metadata=bearer) == ExportTraceServiceResponse()
+    basic = (("authorization", "Basic " + base64.b64encode(b"pk-lf-test:s3cret").decode()),)
+    body = to_protobuf(request(span("00f067aa0ba902b9", attrs={"session.id": "basic"})))
+    assert export(server.grpc_target, body, metadata=basic) == ExportTraceServiceResponse()
+    wrong_basic = (("authorization", "Basic " + base64.b64encode(b"s3cret:wrong").decode()),)
+    assert export_error(server.grpc_target, body, metadata=wrong_basic).code() == grpc.StatusCode.UNAUTHENTICATED
+
+    # Metrics (Traceloop's, as recorded) are accepted and dropped, behind the same key.
+    metrics = (RECORDINGS / "traceloop" / "bodies" / "0002.bin").read_bytes()
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        call = channel.unary_unary(METRICS_EXPORT, request_serializer=None,
+                                   response_deserializer=ExportMetricsServiceResponse.FromString)
+        assert call(metrics, metadata=bearer, timeout=10) == ExportMetricsServiceResponse()
+        with pytest.raises(grpc.RpcError) as refused:
+            call(metrics, timeout=10)
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        with pytest.raises(grpc.RpcError) as garbage:
+            call(b"\xff\xff\xff", metadata=bearer, timeout=10)
+        assert garbage.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert requests.get(f"{server.url}/sessions", headers={"X-API-Key": "s3cret"},
+                        timeout=10).json()["total"] == 3
+    # Over HTTP the request gate reads the same headers before it reads a body.
+    langfuse = (RECORDINGS / "langfuse-v5" / "bodies" / "0001.bin").read_bytes()
+    headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}
+    url = f"{server.url}/api/public/otel/v1/traces"
+    assert requests.post(url, data=langfuse, headers={**headers, "Authorization": wrong_basic[0][1]},
+                         timeout=10).status_code == 401
+    assert requests.post(url, data=langfuse, headers={**headers, "Authorization": basic[0][1]},
+                         timeout=10).status_code == 200
 
 
 def test_size_limit_applies_after_gzip(live_server):
