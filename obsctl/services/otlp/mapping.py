@@ -20,6 +20,7 @@ SESSION_KEYS = (
     "session.id",
     "gen_ai.conversation.id",
     "langfuse.session.id",
+    "ai.telemetry.metadata.sessionId",
     "traceloop.association.properties.session_id",
     "lmnr.association.properties.session_id",
     "mlflow.trace.session",
@@ -28,16 +29,22 @@ SESSION_KEYS = (
     "conversation_id",
 )
 MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
-              "langfuse.observation.model.name")
-TOKENS_IN_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
+              "langfuse.observation.model.name", "ai.response.model", "ai.model.id")
+TOKENS_IN_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt",
+                  "ai.usage.inputTokens", "ai.usage.promptTokens")
 TOKENS_OUT_KEYS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
-                   "llm.token_count.completion")
+                   "llm.token_count.completion", "ai.usage.outputTokens", "ai.usage.completionTokens")
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent", "invoke_workflow"})
 # The Langfuse SDKs' observation types (`langfuse.observation.type`) and the role each plays.
 LANGFUSE_ROLES = {"generation": "llm", "embedding": "llm", "tool": "tool", "agent": "agent",
                   "chain": "agent"}
+# The Vercel AI SDK's operations (`ai.operationId`): a call of the model by the SDK's function
+# (`ai.generateText.doGenerate`, ...), a tool run, and the function itself, which runs the loop.
+VERCEL_LLM_SUFFIXES = (".doGenerate", ".doStream", ".doEmbed")
+VERCEL_AGENT_OPERATIONS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject",
+                                     "ai.streamObject"})
 # Keys of Langfuse's `usage_details` JSON: its own (input, output), or the provider's as the
 # SDK's OpenAI wrapper passes them on.
 _LANGFUSE_IN = ("input", "prompt_tokens", "input_tokens")
@@ -58,7 +65,9 @@ UNCOUNTED_USAGE = "uncounted_usage"
 _CONTENT_KEYS = frozenset({
     "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
     "input.value", "output.value", "gen_ai.prompt", "gen_ai.completion",
-    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "tool.parameters",
+    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+    "ai.toolCall.args", "ai.toolCall.result", "ai.prompt.messages", "ai.prompt", "ai.response.text",
+    "ai.response.toolCalls", "ai.response.object",
     "traceloop.entity.input", "traceloop.entity.output",
     "langfuse.observation.input", "langfuse.observation.output",
 })
@@ -108,7 +117,7 @@ def explicit_session(span: SpanRecord) -> str | None:
 
 def explicit_agent(span: SpanRecord) -> str | None:
     """An agent name set by the instrumentation, as opposed to the service name."""
-    name = _identifier(attr(span, "gen_ai.agent.name"))
+    name = _identifier(attr(span, "gen_ai.agent.name")) or _identifier(attr(span, "agent.name"))
     if name is None and attr(span, "traceloop.span.kind") == "agent":
         name = _identifier(attr(span, "traceloop.entity.name"))
     return name
@@ -129,6 +138,8 @@ def session_agent(span: SpanRecord, role: str | None = None) -> str | None:
     kind = get("openinference.span.kind")
     if (type(kind) is str and kind.upper() == "AGENT") or get("langfuse.observation.type") == "agent":
         return span.name or None
+    if get("ai.operationId") in VERCEL_AGENT_OPERATIONS:
+        return _identifier(get("ai.telemetry.functionId"))
     return None
 
 
@@ -148,7 +159,7 @@ def role_from(get) -> str | None:
     oi_kind = get("openinference.span.kind")
     oi_kind = oi_kind.upper() if type(oi_kind) is str else None
     tl_kind = get("traceloop.span.kind")
-    lf_role = LANGFUSE_ROLES.get(get("langfuse.observation.type"))
+    lf_role = LANGFUSE_ROLES.get(get("langfuse.observation.type")) or _vercel_role(get("ai.operationId"))
     if operation == "execute_tool" or oi_kind == "TOOL" or tl_kind == "tool" or lf_role == TOOL:
         return TOOL
     if operation in LLM_OPERATIONS or oi_kind in ("LLM", "EMBEDDING") or lf_role == LLM:
@@ -159,6 +170,16 @@ def role_from(get) -> str | None:
     if get("gen_ai.request.model") is not None:
         return LLM
     return None
+
+
+def _vercel_role(operation: Any) -> str | None:
+    if type(operation) is not str or not operation.startswith("ai."):
+        return None
+    if operation == "ai.toolCall":
+        return TOOL
+    if operation.endswith(VERCEL_LLM_SUFFIXES):
+        return LLM
+    return AGENT if operation in VERCEL_AGENT_OPERATIONS else None
 
 
 # ISO text of whole seconds already formatted: the spans of a request share few seconds.
@@ -344,6 +365,10 @@ def _input_data(span: SpanRecord, prompts: list) -> dict | None:
         data = _as_object(attrs["traceloop.entity.input"], "value")
     elif attrs.get("langfuse.observation.input") is not None:
         data = _as_object(attrs["langfuse.observation.input"], "value")
+    elif attrs.get("ai.prompt.messages") is not None:
+        data = _as_object(attrs["ai.prompt.messages"], "messages")
+    elif attrs.get("ai.prompt") is not None:
+        data = _as_object(attrs["ai.prompt"], "prompt")
     else:
         prompt = _event_attribute(span, "gen_ai.content.prompt", "gen_ai.prompt")
         if prompt is not None:
@@ -372,11 +397,18 @@ def _output_data(span: SpanRecord, completions: list) -> tuple[dict | None, str 
         data = _as_object(attrs["traceloop.entity.output"], "value")
     elif attrs.get("langfuse.observation.output") is not None:
         data = _as_object(attrs["langfuse.observation.output"], "value")
+    elif any(attrs.get(k) is not None for k in _VERCEL_OUTPUT):
+        data = {name: _parse_json(attrs[k]) for k, name in _VERCEL_OUTPUT.items() if attrs.get(k) is not None}
     else:
         completion = _event_attribute(span, "gen_ai.content.completion", "gen_ai.completion")
         if completion is not None:
             data = _as_object(completion, "completion")
     return data, reasoning
+
+
+# The Vercel AI SDK's response attributes and the output_data keys they become.
+_VERCEL_OUTPUT = {"ai.response.text": "text", "ai.response.toolCalls": "tool_calls",
+                  "ai.response.object": "object"}
 
 
 def _reasoning(messages: Any) -> str | None:
@@ -396,15 +428,15 @@ def _reasoning(messages: Any) -> str | None:
 
 def _tool_call(span: SpanRecord, role: str | None) -> dict | None:
     attrs = span.attributes
-    name = attrs.get("gen_ai.tool.name") or attrs.get("tool.name")
+    name = attrs.get("gen_ai.tool.name") or attrs.get("tool.name") or attrs.get("ai.toolCall.name")
     if name is None and role == TOOL:
         name = attrs.get("traceloop.entity.name") or span.name or None
     if name is None:
         return None
     call: dict[str, Any] = {"name": name if type(name) is str else str(name)}
-    arguments = next((attrs[k] for k in ("gen_ai.tool.call.arguments", "tool.parameters")
-                      if attrs.get(k) is not None), None)
-    result = attrs.get("gen_ai.tool.call.result")
+    # OpenInference's `tool.parameters` is the tool's JSON schema, never the arguments of a call.
+    arguments = _first_present(attrs, ("gen_ai.tool.call.arguments", "ai.toolCall.args"))
+    result = _first_present(attrs, ("gen_ai.tool.call.result", "ai.toolCall.result"))
     if role == TOOL:
         # Tool spans of OpenInference and OpenLLMetry carry their input and output generically.
         if arguments is None:
@@ -418,7 +450,7 @@ def _tool_call(span: SpanRecord, role: str | None) -> dict | None:
         call["input"] = _parse_json(arguments)
     if result is not None:
         call["output"] = _parse_json(result)
-    call_id = attrs.get("gen_ai.tool.call.id")
+    call_id = attrs.get("gen_ai.tool.call.id") or attrs.get("ai.toolCall.id")
     if call_id is not None:
         call["id"] = call_id
     return call

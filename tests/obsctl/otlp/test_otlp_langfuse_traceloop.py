@@ -5,26 +5,12 @@ Basic authentication, Langfuse's observation attributes, and Traceloop's metrics
 from __future__ import annotations
 
 import base64
-import json
-from pathlib import Path
 
 import pytest
 
-RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "otlp"
+from tests.otlp_recordings import RECORDINGS, replay
+
 KEY = "s3cret-key"
-
-
-def replay(client, recording: str, headers: dict) -> list[tuple[str, int, bytes]]:
-    """Send every recorded request, in order, with its own content headers plus `headers`."""
-    answers = []
-    folder = RECORDINGS / recording
-    for line in (folder / "requests.jsonl").read_text().splitlines():
-        sent = json.loads(line)
-        content = {k: v for k, v in sent["headers"].items() if k in ("content-type", "content-encoding")}
-        response = client.post(sent["path"], data=(folder / sent["body_file"]).read_bytes(),
-                               headers={**content, **headers})
-        answers.append((sent["path"], response.status_code, response.data))
-    return answers
 
 
 def basic(user: str, password: str) -> dict:

@@ -189,11 +189,14 @@ def test_tool_call_fields(db):
 def test_openinference_and_traceloop_tool_spans(db):
     ingest(db,
            span("00f067aa0ba902b7", attrs={"openinference.span.kind": "TOOL", "tool.name": "lookup",
-                                           "tool.parameters": '{"id": 3}', "output.value": "found"}),
+                                           "tool.parameters": '{"type": "object"}', "input.value": '{"id": 3}',
+                                           "output.value": "found"}),
            span("00f067aa0ba902b8", trace=OTHER_TRACE, attrs={
                "traceloop.span.kind": "tool", "traceloop.entity.name": "calc",
                "traceloop.entity.input": '{"x": 1}', "traceloop.entity.output": "2"}))
     assert only_event(db, TRACE)["tool_call"] == {"name": "lookup", "input": {"id": 3}, "output": "found"}
+    # OpenInference's tool.parameters is the tool's schema: kept with the span, never the arguments.
+    assert only_event(db, TRACE)["metadata"]["attributes"]["tool.parameters"] == '{"type": "object"}'
     assert only_event(db, OTHER_TRACE)["tool_call"] == {"name": "calc", "input": {"x": 1}, "output": "2"}
 
 

@@ -1,0 +1,63 @@
+"""What the Vercel AI SDK 6 (with the OpenTelemetry Node SDK) and the OpenAI Agents SDK (with
+OpenInference) really send, replayed byte for byte from tests/data/otlp/, and what obsctl makes of
+it: sessions, agent names, model calls, tokens, tool names and arguments, failures."""
+
+from __future__ import annotations
+
+from tests.otlp_recordings import replay, session_events
+
+
+def test_vercel_ai_sdk_generate_text_with_tools(client):
+    assert [status for _, status, _ in replay(client, "vercel-ai")] == [200]
+    # sessionId telemetry metadata groups both runs into one session (not one per trace).
+    assert [s["session_id"] for s in client.get("/sessions").get_json()["sessions"]] == [
+        "capture-vercel-ai-session-1"]
+    session, by_type = session_events(client, "capture-vercel-ai-session-1")
+    assert session["agent_name"] == "support-agent"  # ai.telemetry.functionId of the run
+
+    runs = [e for e in session["events"] if e.get("parent_id") is None]
+    assert [(e["event_type"], e["agent_name"]) for e in runs] == [("agent_run", "support-agent"),
+                                                                  ("error", "support-agent")]
+    assert runs[0]["input_data"]["prompt"].startswith("Weather in Paris")
+    assert runs[0]["output_data"] == {"text": "Paris is sunny, 21 C; order A-1 could not be looked up."}
+
+    calls = by_type["llm_call"]
+    assert [(c["model"], c["tokens_in"], c["tokens_out"]) for c in calls] == [
+        ("gpt-4o-mini-2024-07-18", 100, 20), ("gpt-4o-mini-2024-07-18", 150, 30),
+        ("gpt-4o-mini-2024-07-18", 150, 30)]
+    assert [m["role"] for m in calls[0]["input_data"]["messages"]] == ["system", "user"]
+    assert calls[0]["output_data"]["tool_calls"][0]["toolName"] == "get_weather"
+    # The run's own usage (the sum of its calls) is not counted a second time.
+    assert (session["total_tokens_in"], session["total_tokens_out"]) == (400, 80)
+
+    assert [(e["tool_call"]["name"], e["tool_call"]["input"]) for e in by_type["tool_call"]] == [
+        ("get_weather", {"city": "Paris"})]
+    assert by_type["tool_call"][0]["tool_call"]["output"] == {"city": "Paris", "forecast": "sunny", "celsius": 21}
+    failed_tool = by_type["tool_error"][0]
+    assert failed_tool["tool_call"] == {"name": "lookup_order", "input": {"order_id": "A-1"},
+                                        "id": "call_fb6613c924d201"}
+    assert failed_tool["output_data"]["error"] == "order service unavailable for A-1"
+    assert any(e["output_data"]["error"].startswith("The server had an error") and e.get("parent_id")
+               for e in by_type["error"])
+
+
+def test_openai_agents_sdk_agents_handoffs_and_tools(client):
+    assert [status for _, status, _ in replay(client, "openai-agents")] == [200]
+    session, by_type = session_events(client, "capture-openai-agents-session-1")
+    # OpenInference's agent.name names each agent span.
+    agents = {e["agent_name"] for e in by_type["decision"] + by_type["error"]
+              if e["metadata"]["attributes"].get("openinference.span.kind") == "AGENT"}
+    assert agents == {"Planner", "Triage"}
+
+    tools = {e["tool_call"]["name"]: e for e in by_type["tool_call"] + by_type["tool_error"]}
+    # The arguments come from input.value; tool.parameters (the schema) stays in the metadata.
+    assert tools["get_weather"]["tool_call"]["input"] == {"city": "Paris"}
+    assert tools["get_weather"]["tool_call"]["output"] == "Paris: sunny, 21 C"
+    assert "properties" in tools["get_weather"]["metadata"]["attributes"]["tool.parameters"]
+    assert tools["lookup_order"]["event_type"] == "tool_error"
+    assert tools["lookup_order"]["tool_call"]["input"] == {"order_id": "A-1"}
+    assert tools["handoff to Triage"]["tool_call"]["input"] == "Planner"
+
+    assert [(c["tokens_in"], c["tokens_out"]) for c in by_type["llm_call"]] == [
+        (100, 20), (150, 30), (150, 30), (150, 30)]
+    assert (session["total_tokens_in"], session["total_tokens_out"]) == (550, 110)
