@@ -302,19 +302,36 @@ def merge_contents(input_data: dict | None, output_data: dict | None, metadata: 
         known.add(content.key)
         seen.append(content.key)
         changed = True
+        whole = content.name == DETAILS_EVENT
         if content.input or content.system_instructions is not None:
             input_data = dict(input_data or {})
             if content.input:
-                input_data["messages"] = _as_list(input_data.get("messages")) + content.input
+                input_data["messages"] = _added(input_data.get("messages"), content.input, whole)
             if content.system_instructions is not None:
                 input_data["system_instructions"] = content.system_instructions
         if content.output:
             output_data = dict(output_data or {})
-            output_data["messages"] = _as_list(output_data.get("messages")) + content.output
+            output_data["messages"] = _added(output_data.get("messages"), content.output, whole)
         if content.other is not None:
             metadata["gen_ai_events"] = _as_list(metadata.get("gen_ai_events")) + [content.other]
     metadata["log_records"] = seen
     return input_data, output_data, metadata, changed
+
+
+def _added(messages: Any, new: list, whole: bool) -> list:
+    """`messages` with `new` after them. `new` is a whole list (`whole`: an inference's details
+    event) that the span may already hold, as `gen_ai.input.messages` / `gen_ai.output.messages`
+    when an instrumentation records content on the span and on the event (SPAN_AND_EVENT): then
+    it is there once. Single-message events are always added: a user may say "yes" twice."""
+    messages = _as_list(messages)
+    if whole and _holds_run(messages, new):
+        return messages
+    return messages + new
+
+
+def _holds_run(messages: list, run: list) -> bool:
+    size = len(run)
+    return any(messages[i:i + size] == run for i in range(len(messages) - size + 1))
 
 
 def _as_list(value: Any) -> list:

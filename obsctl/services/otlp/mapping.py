@@ -318,9 +318,22 @@ def _put_indexed(messages: dict, rest: str, value: Any) -> bool:
 
 
 def _parse_json(value: Any) -> Any:
-    """A JSON string as its value (when it is JSON), anything else unchanged."""
+    """A JSON string as its value (when it is JSON), anything else unchanged. A JSON string
+    literal is read too, once (Traceloop encodes a task's return value as JSON even when it is
+    already JSON text or a plain string: `"\"sunny\""`)."""
     if type(value) is not str:
         return value
+    text = value.lstrip()
+    if text[:1] == '"' and text.rstrip()[-1:] == '"':
+        try:
+            inner = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return value
+        return _parse_json_text(inner) if type(inner) is str else value
+    return _parse_json_text(value)
+
+
+def _parse_json_text(value: str) -> Any:
     text = value.lstrip()
     if text[:1] not in ("{", "["):
         return value

@@ -8,7 +8,7 @@ import base64
 
 import pytest
 
-from tests.otlp_recordings import RECORDINGS, replay
+from tests.otlp_recordings import RECORDINGS, replay, session_events
 
 KEY = "s3cret-key"
 
@@ -76,8 +76,17 @@ def test_traceloop_export_with_metrics_is_answered_without_a_failure(keyed):
         ("/v1/traces", 200), ("/v1/metrics", 200), ("/v1/logs", 200), ("/v1/metrics", 200)]
     # An empty ExportMetricsServiceResponse: full success, nothing for the exporter to report.
     assert [body for path, _, body in answers if path == "/v1/metrics"] == [b"", b""]
-    sessions = keyed.get("/sessions", headers={"X-API-Key": KEY}).get_json()
-    assert sessions["total"] >= 1
+    session, by_type = session_events(keyed, "capture-traceloop-session-1", {"X-API-Key": KEY})
+    assert session["agent_name"] == "support_conversation"
+    # Task and tool values are JSON encoded once more by the SDK; they are stored as what they are.
+    tool = by_type["tool_call"][0]["tool_call"]
+    assert (tool["name"], tool["input"]) == ("get_weather", {"city": "Paris"})
+    assert tool["output"] == {"city": "Paris", "forecast": "sunny", "celsius": 21}
+    assert {"value": "Paris is sunny, 21 C; order A-1 could not be looked up."} in [
+        e["output_data"] for e in by_type["decision"]]
+    failed = by_type["tool_error"][0]
+    assert (failed["tool_call"]["input"], failed["output_data"]["error"]) == (
+        {"order_id": "A-1"}, "order service unavailable for A-1")
 
 
 def test_metrics_are_refused_without_the_key_and_when_they_are_not_metrics(keyed):

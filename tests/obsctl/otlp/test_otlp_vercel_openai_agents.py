@@ -61,3 +61,22 @@ def test_openai_agents_sdk_agents_handoffs_and_tools(client):
     assert [(c["tokens_in"], c["tokens_out"]) for c in by_type["llm_call"]] == [
         (100, 20), (150, 30), (150, 30), (150, 30)]
     assert (session["total_tokens_in"], session["total_tokens_out"]) == (550, 110)
+
+
+def _messages_per_call(client, session_id: str) -> list[tuple[list, list]]:
+    calls = []
+    for event in client.get(f"/sessions/{session_id}").get_json()["events"]:
+        if event["event_type"] == "llm_call" and event.get("input_data"):
+            calls.append((event["input_data"]["messages"], event["output_data"]["messages"]))
+    return calls
+
+
+def test_content_on_the_span_and_on_its_event_is_stored_once(client):
+    """opentelemetry-instrumentation-openai-v2 in SPAN_AND_EVENT mode puts the messages on the
+    span and on a gen_ai.client.inference.operation.details log record: one copy is kept."""
+    assert [status for _, status, _ in replay(client, "openai-v2/span_and_event")] == [200, 200]
+    seen = _messages_per_call(client, "capture-openai-v2-conversation-span_and_event")
+    # The tool loop: system + user, then + the tool call and its result, twice; one answer each.
+    assert [(len(i), len(o)) for i, o in seen] == [(2, 1), (4, 1), (6, 1)]
+    assert [m["role"] for m in seen[2][0]] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert seen[2][1][0]["parts"][0]["content"] == "Paris is sunny, 21 C; order A-1 could not be looked up."
