@@ -90,6 +90,14 @@ def tool_error(tool_call: Any) -> Any:
     return None
 
 
+def child_error(output_data: Any) -> str | None:
+    """The message of a span that failed only because a child failed (OTLP ingest moves it to
+    `output_data.child_error`: the failure counts once, on the deepest span), else None."""
+    if type(output_data) is dict and output_data.get("child_error"):
+        return str(output_data["child_error"])
+    return None
+
+
 def is_error_event(event_type: str, output_data: Any, tool_call: Any) -> bool:
     """The one definition of an error event, used everywhere (stored as events.is_error).
 

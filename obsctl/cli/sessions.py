@@ -27,6 +27,7 @@ from obsctl.services.sessions import filters, housekeeping
 from obsctl.services.sessions.fields import tool_parts
 from obsctl.services.sessions.tree import root_note, walk
 from obsctl.text import plural
+from obsctl.vocabulary import child_error
 
 app = ObsTyper(help="List, show, delete, tag and score sessions.\n\nExample: obsctl sessions list --status error")
 
@@ -235,6 +236,8 @@ def _node_pieces(node: dict, depth: int, ids: set[str]) -> list:
         pieces.append(f"  {fmt_number(node['duration_ms'])} ms")
         if node["children"] and node["self_time_ms"] is not None:
             pieces.append(Styled(f"  (self {fmt_number(node['self_time_ms'])} ms)", "dim"))
+    if not node["is_error"] and child_error(node.get("output_data")):
+        pieces.append(Styled("  failed because a child failed", "yellow"))
     note = root_note(node, ids) if depth == 0 else None
     if note:
         pieces.append(Styled(f"  {note}", "yellow"))

@@ -267,6 +267,10 @@ class OtlpRepository(Protocol):
         """(parent_id, event_type, metadata) of stored llm_call or error events whose parent
         is one of `parent_ids`."""
 
+    def failed_children(self, parent_ids: Sequence[str]) -> set[str]:
+        """The parent span event ids with a stored child that failed, or that failed because of
+        its own child."""
+
     def counted_usage(self, event_ids: Sequence[str]) -> list[tuple]:
         """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata)
         of the stored events among `event_ids` whose token counts are counted."""

@@ -50,7 +50,7 @@ VERCEL_AGENT_OPERATIONS = frozenset({"ai.generateText", "ai.streamText", "ai.gen
 _LANGFUSE_IN = ("input", "prompt_tokens", "input_tokens")
 _LANGFUSE_OUT = ("output", "completion_tokens", "output_tokens")
 TOOL, LLM, AGENT = "tool", "llm", "agent"
-_EVENT_TYPES = {TOOL: "tool_call", LLM: "llm_call", AGENT: "decision"}
+ROLE_EVENT_TYPES = {TOOL: "tool_call", LLM: "llm_call", AGENT: "decision"}
 # The event type of a root agent span (an agent, chain or workflow span with no parent).
 ROOT_AGENT_TYPE = "agent_run"
 SPAN_KIND_NAMES = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer",
@@ -207,7 +207,7 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
     get = span.lookup.get
     other, prompts, completions = _split_attributes(span.attributes)
     trace_id = span.trace_id
-    event_type = _EVENT_TYPES.get(role, "generic")
+    event_type = ROLE_EVENT_TYPES.get(role, "generic")
     if role == AGENT and not span.parent_span_id:
         event_type = ROOT_AGENT_TYPE  # the run itself, the root of the session's tree
     event: dict[str, Any] = {

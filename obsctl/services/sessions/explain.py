@@ -16,6 +16,7 @@ from obsctl.services.sessions.summary import session_summary
 from obsctl.store import Store
 from obsctl.text import MISSING
 from obsctl.timeutil import parse_ts
+from obsctl.vocabulary import child_error
 
 EXCERPT_CHARS = 120
 REASONING_CHARS = 300
@@ -163,14 +164,17 @@ def _event_lines(number: int, row: tuple, origin: datetime | None) -> list[str]:
         head.append(f"tokens {_num(tokens_in or 0)} in / {_num(tokens_out or 0)} out")
     if duration_ms is not None:
         head.append(f"{_num(duration_ms)} ms")
+    because = child_error(output_data)
     if is_error:
         head.append("**❌ ERROR**")
+    elif because:
+        head.append("_failed because a child failed_")
     lines = [f"{number}. " + " · ".join(head)]
 
     shown_output = output_data
-    if isinstance(output_data, dict) and "error" in output_data:
+    if isinstance(output_data, dict) and ("error" in output_data or "child_error" in output_data):
         # The error gets its own line below; show only what else the output holds.
-        shown_output = {k: v for k, v in output_data.items() if k != "error"} or None
+        shown_output = {k: v for k, v in output_data.items() if k not in ("error", "child_error")} or None
     for label, text, limit in (
         ("Input", fields.main_text(input_data), EXCERPT_CHARS),
         ("Output", fields.main_text(shown_output), EXCERPT_CHARS),
@@ -185,6 +189,8 @@ def _event_lines(number: int, row: tuple, origin: datetime | None) -> list[str]:
     if is_error:
         message = fields.error_message(output_data, tool_call) or f"event type {event_type}"
         lines.append(f"   - **Error:** {md_escape(excerpt(message, REASONING_CHARS))}")
+    elif because:
+        lines.append(f"   - Failed because a child failed: {md_escape(excerpt(because, REASONING_CHARS))}")
     return lines
 
 

@@ -11,7 +11,8 @@ OpenTelemetry has no "session end", and agents sending events often never send a
   the server's, since it last received an event (`last_seen_at`), so that neither a late span
   nor an agent clock running behind completes a session that is still sending.
 
-Its status becomes `error` when that root event is an error (an ERROR span status), else
+Its status becomes `error` when that root event failed (an ERROR span status, its own or a
+child's: `output_data.child_error`, see services/otlp/failures.py), else
 `completed`; `ended_at` is the later of the root's end and the last event. It is marked idle-ended: an event
 arriving later is stored as always and makes the session active again (the ingest upsert
 reopens it), and the next sweep completes it again once idle. A `session_end` is final.

@@ -171,6 +171,20 @@ def model_call_children(conn: psycopg.Connection, parent_ids: Sequence[str]) -> 
     return found
 
 
+def failed_children(conn: psycopg.Connection, parent_ids: Sequence[str]) -> set[str]:
+    """The `parent_ids` with a stored child that failed (see the SQLite module)."""
+    traces: dict[str, list[str]] = {}
+    for event_id in parent_ids:
+        traces.setdefault(event_id.partition(":")[0], []).append(event_id)
+    found: set[str] = set()
+    for trace_id, ids in traces.items():
+        found.update(row[0] for row in conn.execute(
+            "SELECT DISTINCT parent_id FROM events WHERE event_id >= %s AND event_id < %s "
+            "AND parent_id = ANY(%s::text[]) AND (is_error = 1 OR output_data LIKE '%%\"child_error\":%%')",
+            [f"{trace_id}:", f"{trace_id};", ids]).fetchall())
+    return found
+
+
 def counted_usage(conn: psycopg.Connection, event_ids: Sequence[str]) -> list[tuple]:
     """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata)
     of the stored events among `event_ids` whose token counts are counted."""

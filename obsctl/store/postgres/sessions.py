@@ -177,7 +177,8 @@ def latest_roots(conn: psycopg.Connection, session_ids: list[str]) -> dict[str, 
         """SELECT s.id, r.timestamp, r.duration_ms, r.is_error
            FROM unnest(%s::text[]) AS s(id)
            CROSS JOIN LATERAL (
-               SELECT timestamp, duration_ms, is_error FROM events
+               SELECT timestamp, duration_ms,
+                      is_error = 1 OR output_data LIKE '%%"child_error":%%' AS is_error FROM events
                WHERE session_id = s.id AND parent_id IS NULL AND event_type <> 'session_end'
                ORDER BY timestamp DESC, id DESC LIMIT 1) AS r""",
         [list(session_ids)]).fetchall()

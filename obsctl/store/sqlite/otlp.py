@@ -147,6 +147,22 @@ def model_call_children(db: sqlite_utils.Database, parent_ids: Sequence[str]) ->
     return found
 
 
+def failed_children(db: sqlite_utils.Database, parent_ids: Sequence[str]) -> set[str]:
+    """The `parent_ids` (span event ids) with a stored child that failed: an error, or a span
+    that failed because of its own child (`output_data.child_error`)."""
+    found: set[str] = set()
+    conn = db.conn
+    for trace_id, ids in _by_trace(parent_ids).items():
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start:start + _CHUNK]
+            found.update(row[0] for row in conn.execute(
+                f"SELECT DISTINCT parent_id FROM events WHERE event_id >= ? AND event_id < ? "
+                f"AND parent_id IN ({','.join('?' * len(chunk))}) "
+                f"AND (is_error = 1 OR output_data LIKE '%\"child_error\":%')",
+                [f"{trace_id}:", f"{trace_id};", *chunk]))
+    return found
+
+
 def counted_usage(db: sqlite_utils.Database, event_ids: Sequence[str]) -> list[tuple]:
     """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata)
     of the stored events among `event_ids` whose token counts are counted."""

@@ -174,12 +174,14 @@ def idle_candidates(db: sqlite_utils.Database, cutoff: str, after: tuple[str, st
 
 def latest_roots(db: sqlite_utils.Database, session_ids: list[str]) -> dict[str, tuple]:
     """The latest root event (no parent; not a session_end) of each session that has one:
-    session_id -> (timestamp, duration_ms, is_error), read backwards on idx_events_session_ts."""
+    session_id -> (timestamp, duration_ms, failed), read backwards on idx_events_session_ts;
+    failed: an error, or a span that failed because of its child (output_data.child_error)."""
     conn = db.conn
     found = {}
     for session_id in session_ids:
         row = conn.execute(
-            "SELECT timestamp, duration_ms, is_error FROM events WHERE session_id = ? AND parent_id IS NULL "
+            "SELECT timestamp, duration_ms, is_error = 1 OR output_data LIKE '%\"child_error\":%' "
+            "FROM events WHERE session_id = ? AND parent_id IS NULL "
             "AND event_type <> 'session_end' ORDER BY timestamp DESC, id DESC LIMIT 1", [session_id]).fetchone()
         if row:
             found[session_id] = tuple(row)

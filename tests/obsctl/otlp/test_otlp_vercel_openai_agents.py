@@ -17,7 +17,10 @@ def test_vercel_ai_sdk_generate_text_with_tools(client):
 
     runs = [e for e in session["events"] if e.get("parent_id") is None]
     assert [(e["event_type"], e["agent_name"]) for e in runs] == [("agent_run", "support-agent"),
-                                                                  ("error", "support-agent")]
+                                                                  ("agent_run", "support-agent")]
+    # The second run failed because its model call did: one failure, counted on the call.
+    assert runs[1]["output_data"]["child_error"].startswith("The server had an error")
+    assert not runs[1]["is_error"]
     assert runs[0]["input_data"]["prompt"].startswith("Weather in Paris")
     assert runs[0]["output_data"] == {"text": "Paris is sunny, 21 C; order A-1 could not be looked up."}
 
@@ -37,8 +40,11 @@ def test_vercel_ai_sdk_generate_text_with_tools(client):
     assert failed_tool["tool_call"] == {"name": "lookup_order", "input": {"order_id": "A-1"},
                                         "id": "call_fb6613c924d201"}
     assert failed_tool["output_data"]["error"] == "order service unavailable for A-1"
-    assert any(e["output_data"]["error"].startswith("The server had an error") and e.get("parent_id")
-               for e in by_type["error"])
+    [failed_call] = by_type["error"]
+    assert failed_call["output_data"]["error"].startswith("The server had an error")
+    assert failed_call["model"] == "gpt-4o-mini"
+    # The tool error and the failed call: two failures, each counted once.
+    assert session["error_count"] == 2
 
 
 def test_openai_agents_sdk_agents_handoffs_and_tools(client):
