@@ -8,7 +8,8 @@ earlier request; otherwise the trace id. When a trace's session becomes known, t
 remembered and the spans stored earlier under the trace id move into the session.
 
 Token usage is counted once, on the spans that made the model calls (usage.py), and a failure
-once, on the deepest span that failed (failures.py).
+once, on the deepest span that failed (failures.py); a model call once, not the steps and
+wrappers around it (calls.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from obsctl.services.ingest import (
     store_prepared,
     validate_events,
 )
+from obsctl.services.otlp.calls import count_model_calls_once
 from obsctl.services.otlp.decode import decode_request
 from obsctl.services.otlp.failures import count_failures_once
 from obsctl.services.otlp.logs import attach_pending_logs
@@ -107,6 +109,7 @@ def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
     for record, event, session_id in zip(records, raw, own):
         event["session_id"] = session_id or named.get(record.trace_id) or record.trace_id
     count_failures_once(store, records, raw)
+    count_model_calls_once(store, records, raw)
     valid, errors = validate_events(raw, max_future=max_future)
     rejected = {e["index"] for e in errors}
     positions = [i for i in range(len(raw)) if i not in rejected]  # raw index of each valid event

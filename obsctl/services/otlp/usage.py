@@ -53,7 +53,7 @@ def settle_usage(store: Store, records: Sequence[SpanRecord], raw: Sequence[dict
     unsure = [event_id for event_id in with_usage if event_id not in parents]
     if unsure:
         parents.update(parent for parent, event_type, metadata in store.otlp.model_call_children(unsure)
-                       if _is_model_call(event_type, metadata))
+                       if is_model_call(event_type, metadata))
     if not parents:
         return 0
     retracted = []
@@ -71,7 +71,7 @@ def settle_usage(store: Store, records: Sequence[SpanRecord], raw: Sequence[dict
     return len(retracted)
 
 
-def _is_model_call(event_type: str, metadata: str | None) -> bool:
+def is_model_call(event_type: str, metadata: str | None) -> bool:
     """Whether a stored span event is a model call: an llm_call, or an error whose span
     attributes (kept in its metadata) make it one."""
     if event_type == "llm_call":
