@@ -74,7 +74,12 @@ _CONTENT_KEYS = frozenset({
 # OpenLLMetry flattens messages: gen_ai.prompt.0.role, gen_ai.prompt.0.content, ...
 _PROMPT_PREFIX = "gen_ai.prompt."
 _COMPLETION_PREFIX = "gen_ai.completion."
-_FLATTENED_PREFIXES = (_PROMPT_PREFIX, _COMPLETION_PREFIX)
+# OpenInference flattens them deeper: llm.input_messages.0.message.contents.0.message_content.text
+_OI_INPUT_PREFIX = "llm.input_messages."
+_OI_OUTPUT_PREFIX = "llm.output_messages."
+# OpenInference's wrapper levels inside a flattened message, left out of the nested value.
+_OI_WRAPPERS = frozenset({"message", "message_content", "tool_call"})
+_FLATTENED_PREFIXES = (_PROMPT_PREFIX, _COMPLETION_PREFIX, _OI_INPUT_PREFIX, _OI_OUTPUT_PREFIX)
 _NONE: list = []  # no flattened messages (never changed)
 # Parsed JSON deeper than this could not be written back by the JSON encoder.
 _MAX_BRACKETS = 200
@@ -300,13 +305,49 @@ def _split_attributes(attrs: dict) -> tuple[dict, list, list]:
             if key.startswith(_PROMPT_PREFIX):
                 if _put_indexed(prompts, key[len(_PROMPT_PREFIX):], value):
                     continue
-            elif _put_indexed(completions, key[len(_COMPLETION_PREFIX):], value):
+            elif key.startswith(_COMPLETION_PREFIX):
+                if _put_indexed(completions, key[len(_COMPLETION_PREFIX):], value):
+                    continue
+            elif key.startswith(_OI_INPUT_PREFIX):
+                if _put_nested(prompts, key[len(_OI_INPUT_PREFIX):], value):
+                    continue
+            elif _put_nested(completions, key[len(_OI_OUTPUT_PREFIX):], value):
                 continue
         other[key] = value
     if not prompts and not completions:
         return other, _NONE, _NONE
-    return (other, [prompts[i] for i in sorted(prompts)],
-            [completions[i] for i in sorted(completions)])
+    return (other, [_listed(prompts[i]) for i in sorted(prompts)],
+            [_listed(completions[i]) for i in sorted(completions)])
+
+
+def _put_nested(messages: dict, rest: str, value: Any) -> bool:
+    """Put OpenInference's `<n>.message.<path>` into message n as a nested value: numbered
+    segments become list items, the wrapper levels (`message`, `message_content`, `tool_call`)
+    are left out: `0.message.tool_calls.0.tool_call.function.name` -> tool_calls[0].function.name."""
+    parts = rest.split(".")
+    if not parts[0].isdigit() or len(parts) < 2:
+        return False
+    node = messages.setdefault(int(parts[0]), {})
+    path = [int(p) if p.isdigit() else p for i, p in enumerate(parts[1:], start=1)
+            if not (p in _OI_WRAPPERS and (i == 1 or parts[i - 1].isdigit()))]
+    if not path or type(node) is not dict:
+        return False
+    for step in path[:-1]:
+        child = node.get(step)
+        if type(child) is not dict:
+            child = node[step] = {}
+        node = child
+    node[path[-1]] = value
+    return True
+
+
+def _listed(value: Any) -> Any:
+    """A nested value of _put_nested with its numbered levels made lists, in order."""
+    if type(value) is not dict:
+        return value
+    if value and all(type(k) is int for k in value):
+        return [_listed(value[k]) for k in sorted(value)]
+    return {k: _listed(v) for k, v in value.items()}
 
 
 def _put_indexed(messages: dict, rest: str, value: Any) -> bool:
@@ -368,6 +409,8 @@ def _input_data(span: SpanRecord, prompts: list) -> dict | None:
     data = None
     if attrs.get("gen_ai.input.messages") is not None:
         data = _as_object(attrs["gen_ai.input.messages"], "messages")
+    elif prompts and not attrs.get("gen_ai.prompt"):
+        data = {"messages": prompts}
     elif attrs.get("input.value") is not None:
         data = _as_object(attrs["input.value"], "value")
     elif attrs.get("gen_ai.prompt") is not None:
@@ -400,6 +443,8 @@ def _output_data(span: SpanRecord, completions: list) -> tuple[dict | None, str 
     if attrs.get("gen_ai.output.messages") is not None:
         data = _as_object(attrs["gen_ai.output.messages"], "messages")
         reasoning = _reasoning(data.get("messages"))
+    elif completions and not attrs.get("gen_ai.completion"):
+        data = {"messages": completions}
     elif attrs.get("output.value") is not None:
         data = _as_object(attrs["output.value"], "value")
     elif attrs.get("gen_ai.completion") is not None:
