@@ -108,6 +108,7 @@ def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
     raw = [span_to_event(r, "") for r in records]
     for record, event, session_id in zip(records, raw, own):
         event["session_id"] = session_id or named.get(record.trace_id) or record.trace_id
+    _inherit_agents(records, raw)
     count_failures_once(store, records, raw)
     count_model_calls_once(store, records, raw)
     valid, errors = validate_events(raw, max_future=max_future)
@@ -164,6 +165,26 @@ def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict], own: 
         # GenAI log records that arrived before their span: their messages join its event.
         attach_pending_logs(store, [v.row.event_id for v in valid])
     return stored, moved
+
+
+def _inherit_agents(records: list[SpanRecord], raw: list[dict]) -> None:
+    """A span without an agent name of its own (a model call, a tool, a step) belongs to the
+    nearest agent span above it in the request: its event takes that agent's name rather than
+    the service name. A span's own agent name always wins."""
+    own = {event["event_id"]: session_agent(record) for record, event in zip(records, raw)}
+    if not any(own.values()):
+        return
+    parents = {event["event_id"]: event.get("parent_id") for event in raw}
+    for event in raw:
+        if own[event["event_id"]] is not None:
+            continue
+        parent, seen = parents.get(event["event_id"]), 0
+        while parent is not None and parent in own and seen < len(raw):
+            if own[parent] is not None:
+                if len(own[parent]) <= MAX_TEXT_LEN:
+                    event["agent_name"] = own[parent]
+                break
+            parent, seen = parents.get(parent), seen + 1
 
 
 def _rejections(records: list[SpanRecord], errors: list[dict]) -> list[tuple[str, str]]:

@@ -288,7 +288,25 @@ def test_agent_name_from_the_agent_span_replaces_the_service_name(db):
                                            "traceloop.entity.name": "researcher"}))
     session = get_session(db, TRACE)
     assert session["agent_name"] == "researcher"
-    assert [e["agent_name"] for e in session["events"]] == ["researcher", "test-service"]
+    # The model call under the agent span belongs to that agent.
+    assert [e["agent_name"] for e in session["events"]] == ["researcher", "researcher"]
+
+
+def test_a_span_s_own_agent_name_wins_over_the_agent_above_it(db):
+    ingest(db,
+           span("00000000000000c2", parent="00000000000000b1", start=T0 + 2 * MS,
+                attrs={"gen_ai.request.model": "m"}),
+           span("00000000000000b1", parent="00000000000000a1", start=T0 + MS,
+                attrs={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage"}),
+           span("00000000000000c1", parent="00000000000000a1", start=T0 + 3 * MS,
+                attrs={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"}),
+           span("00000000000000a1", attrs={"gen_ai.operation.name": "invoke_agent",
+                                           "gen_ai.agent.name": "planner"}))
+    session = get_session(db, TRACE)
+    assert session["agent_name"] == "planner"  # the root agent's
+    names = {e["metadata"]["span_id"]: e["agent_name"] for e in session["events"]}
+    assert names == {"00000000000000a1": "planner", "00000000000000b1": "triage",
+                     "00000000000000c2": "triage", "00000000000000c1": "planner"}
 
 
 def test_agent_name_given_by_another_source_is_kept(db):

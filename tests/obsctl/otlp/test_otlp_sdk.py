@@ -79,7 +79,8 @@ def test_sdk_trace_becomes_a_session(live_server):
     assert (agent["event_type"], agent["parent_id"], agent["agent_name"]) == ("agent_run", None, "planner")
     assert (llm["event_type"], llm["model"], llm["tokens_in"], llm["tokens_out"]) == (
         "llm_call", "gpt-4o-2024-08-06", 120, 30)
-    assert llm["agent_name"] == "trip-planner"
+    # The calls under the agent span belong to its agent, not to the service.
+    assert {e["agent_name"] for e in (llm, tool, failing)} == {"planner"}
     assert tool["event_type"] == "tool_call"
     assert tool["tool_call"] == {"name": "get_weather", "input": {"city": "Paris"}, "output": {"temp_c": 21}}
     assert failing["event_type"] == "error" and failing["is_error"] is True
