@@ -227,7 +227,10 @@ def _show_tree(data: dict) -> None:
 def _node_pieces(node: dict, depth: int, ids: set[str]) -> list:
     name = node["event_type"]
     pieces: list = [Styled(name, "red" if node["is_error"] else "bold")]
+    span_name = (node.get("metadata") or {}).get("span_name") if isinstance(node.get("metadata"), dict) else None
     tool = tool_parts(node["tool_call"])[0]
+    if span_name and span_name not in (tool, node["model"]):
+        pieces += ["  ", Styled(str(span_name), "dim")]
     if node["model"]:
         pieces += ["  ", Styled(node["model"], "cyan")]
     if tool:

@@ -11,15 +11,18 @@ from orjson import loads as json_loads
 from obsctl.jsonutil import dumps, loads_column
 from obsctl.services.pricing import format_usd
 from obsctl.services.sessions import fields, require_session
+from obsctl.services.sessions.conversation import messages_of, turns
 from obsctl.services.sessions.fields import excerpt
 from obsctl.services.sessions.summary import session_summary
 from obsctl.store import Store
-from obsctl.text import MISSING
+from obsctl.text import MISSING, plural
 from obsctl.timeutil import parse_ts
 from obsctl.vocabulary import child_error
 
 EXCERPT_CHARS = 120
 REASONING_CHARS = 300
+# The messages of a model call shown in explain: the last ones sent to it, then its reply.
+MAX_TURNS = 6
 MAX_ERROR_REFS = 20
 
 # Inline Markdown that user text could trigger (emphasis, code, links, HTML, table pipes).
@@ -120,14 +123,17 @@ def _tree(rows: list[tuple], numbers: dict[str, int]) -> list[str]:
     from obsctl.services.sessions.tree import build_tree, root_note, walk
 
     events = [{"event_id": r[0], "parent_id": r[1], "timestamp": r[2], "event_type": r[3], "model": r[4],
-               "tool_call": r[5], "duration_ms": r[6], "is_error": r[7]} for r in rows]
+               "tool_call": r[5], "duration_ms": r[6], "is_error": r[7], "span_name": r[8],
+               "child_failed": r[9]} for r in rows]
     lines = ["## Call tree", ""]
     ids = set(numbers)
     for depth, node in walk(build_tree(events)):
         head = [f"#{numbers[node['event_id']]}", _code(node["event_type"])]
+        tool = fields.tool_parts(None if node["tool_call"] is None else json_loads(node["tool_call"]))[0]
+        if node["span_name"] and node["span_name"] not in (tool, node["model"]):
+            head.append(md_escape(str(node["span_name"])))
         if node["model"]:
             head.append(f"model {_code(node['model'])}")
-        tool = fields.tool_parts(None if node["tool_call"] is None else json_loads(node["tool_call"]))[0]
         if tool:
             head.append(f"tool {_code(str(tool))}")
         if node["duration_ms"] is not None:
@@ -136,6 +142,8 @@ def _tree(rows: list[tuple], numbers: dict[str, int]) -> list[str]:
                 head.append(f"self {_num(node['self_time_ms'])} ms")
         if node["is_error"]:
             head.append("**❌ ERROR**")
+        elif node["child_failed"]:
+            head.append("_failed because a child failed_")
         note = root_note(node, ids) if depth == 0 else None
         if note:
             head.append(f"_{md_escape(note)}_")
@@ -175,9 +183,12 @@ def _event_lines(number: int, row: tuple, origin: datetime | None) -> list[str]:
     if isinstance(output_data, dict) and ("error" in output_data or "child_error" in output_data):
         # The error gets its own line below; show only what else the output holds.
         shown_output = {k: v for k, v in output_data.items() if k not in ("error", "child_error")} or None
+    said, replied = messages_of(input_data), messages_of(shown_output)
+    if said and not replied and isinstance(shown_output, dict) and list(shown_output) == ["text"]:
+        replied = [{"role": "assistant", "content": shown_output["text"]}]  # a call's text answer
     for label, text, limit in (
-        ("Input", fields.main_text(input_data), EXCERPT_CHARS),
-        ("Output", fields.main_text(shown_output), EXCERPT_CHARS),
+        ("Input", None if said else fields.main_text(input_data), EXCERPT_CHARS),
+        ("Output", None if replied else fields.main_text(shown_output), EXCERPT_CHARS),
         ("Tool input", tool_input, EXCERPT_CHARS),
         ("Tool output", tool_output, EXCERPT_CHARS),
         ("Reasoning", fields.reasoning_text(trace), REASONING_CHARS),
@@ -186,12 +197,30 @@ def _event_lines(number: int, row: tuple, origin: datetime | None) -> list[str]:
             line = excerpt(text, limit)
             if line:  # empty when the text is all whitespace
                 lines.append(f"   - {label}: {md_escape(line)}")
+    if said or replied:
+        lines += _conversation(said or [], replied or [])
     if is_error:
         message = fields.error_message(output_data, tool_call) or f"event type {event_type}"
         lines.append(f"   - **Error:** {md_escape(excerpt(message, REASONING_CHARS))}")
     elif because:
         lines.append(f"   - Failed because a child failed: {md_escape(excerpt(because, REASONING_CHARS))}")
     return lines
+
+
+def _conversation(said: list, replied: list) -> list[str]:
+    """The messages of a model call as a conversation: the last MAX_TURNS of what it was sent,
+    then its reply, one line each (`- **user:** ...`)."""
+    sent = turns(said)
+    lines = ["   - Conversation:"]
+    if len(sent) > MAX_TURNS:
+        lines.append(f"     - _{plural(len(sent) - MAX_TURNS, 'earlier message')}_")
+        sent = sent[-MAX_TURNS:]
+    answer = turns(replied)
+    if answer and answer[-1][0] == "assistant":
+        answer[-1] = ("reply", answer[-1][1])  # the call's answer; any before it is history
+    for role, text in sent + answer:
+        lines.append(f"     - **{md_escape(role)}:** {md_escape(excerpt(text, EXCERPT_CHARS))}")
+    return lines if len(lines) > 1 else []
 
 
 def _summary(summary: dict, error_numbers: list[int]) -> list[str]:

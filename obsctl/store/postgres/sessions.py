@@ -74,13 +74,15 @@ def session_timeline_rows(conn: psycopg.Connection, session_id: str) -> list[tup
     return conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
 
 
-_TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error "
+_TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error, "
+                "CASE WHEN metadata LIKE '%%\"span_name\"%%' THEN metadata::jsonb ->> 'span_name' END, "
+                "COALESCE(output_data LIKE '%%\"child_error\":%%', false) "
                 "FROM events WHERE session_id = %s ORDER BY timestamp, id")
 
 
 def session_tree_rows(conn: psycopg.Connection, session_id: str) -> list[tuple]:
-    """(event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error)
-    of a session's events, in the order of iter_session_events (the explain call tree)."""
+    """(event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error,
+    span_name, failed because of a child) of a session's events (see the SQLite module)."""
     return conn.execute(_TREE_SELECT, [session_id]).fetchall()
 
 

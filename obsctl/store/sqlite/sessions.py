@@ -76,13 +76,15 @@ def session_timeline_rows(db: sqlite_utils.Database, session_id: str) -> list[tu
     return db.conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
 
 
-_TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error "
+_TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error, "
+                "json_extract(metadata, '$.span_name'), output_data LIKE '%\"child_error\":%' "
                 "FROM events WHERE session_id = ? ORDER BY timestamp, id")
 
 
 def session_tree_rows(db: sqlite_utils.Database, session_id: str) -> list[tuple]:
-    """(event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error)
-    of a session's events, in the order of iter_session_events (the explain call tree)."""
+    """(event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error,
+    span_name, failed because of a child) of a session's events, in the order of
+    iter_session_events (the explain call tree)."""
     return db.conn.execute(_TREE_SELECT, [session_id]).fetchall()
 
 

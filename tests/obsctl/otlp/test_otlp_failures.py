@@ -25,7 +25,7 @@ def _failures(events: list[dict]) -> tuple[list[str], list[str]]:
     return errors, because
 
 
-def test_langchain_one_failure_is_one_error(client, store, cli, terminal):
+def test_langchain_one_failure_is_one_error(client, store, cli, terminal, monkeypatch):
     assert [status for _, status, _ in replay(client, "langchain")] == [200]
     session, _ = session_events(client, "capture-langchain-thread-1")
     errors, because = _failures(session["events"])
@@ -47,10 +47,14 @@ def test_langchain_one_failure_is_one_error(client, store, cli, terminal):
     text = explain_session(store, "capture-langchain-thread-1")["explanation"]
     assert text.count("   - **Error:** ") == 2  # one per failure in the timeline
     assert text.count("   - Failed because a child failed: ") == 4
-    assert text.count("_failed because a child failed_") == 4
+    assert text.count("_failed because a child failed_") == 8  # in the timeline and the call tree
+    tree = text[text.index("## Call tree"):]
+    assert "`decision` · tools" in tree and "**❌ ERROR**" in tree
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: one line per span
     shown = cli("sessions", "show", "capture-langchain-thread-1", "--tree")
     assert shown.exit_code == 0, shown.output
     assert shown.output.count("failed because a child failed") == 4
+    assert " decision  model " in shown.output  # span names in the tree
 
 
 def test_llama_index_one_failure_is_one_error(client):
