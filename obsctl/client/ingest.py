@@ -3,8 +3,8 @@
 
 Records are validated here first, by the same `validate_events` as local ingest, so a bad
 record is reported with its line and the same message, and only valid events are sent. An
-event without an `event_id` gets one made from its line number and content (`line-N-<hash>`)
-before it is sent: a batch sent again after a lost answer, or a whole file sent again after an
+event without an `event_id` gets one made from its line number and content (`line-N-<hash>`,
+as local ingest gives it: services/ingest/stream.line_event_id) before it is sent: a batch sent again after a lost answer, or a whole file sent again after an
 interrupted run, then stores each event once (the server skips ids it already holds and counts
 them as duplicates). Memory stays bounded by one batch; a batch the server finds too large
 (HTTP 413) is sent in halves.
@@ -16,7 +16,6 @@ batches one by one, and a run interrupted midway can simply be run again.
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
@@ -27,7 +26,7 @@ import orjson
 from obsctl.client.http import Client
 from obsctl.errors import InvalidInput, PayloadTooLarge
 from obsctl.services.ingest import DEFAULT_MAX_FUTURE_SKEW, validate_events
-from obsctl.services.ingest.stream import DEFAULT_BATCH, StreamSummary, validated_batches
+from obsctl.services.ingest.stream import DEFAULT_BATCH, StreamSummary, line_event_id, validated_batches
 
 # The server's default OBSCTL_MAX_BATCH: a larger --batch-size is sent in batches of this size.
 SERVER_BATCH = 1000
@@ -53,7 +52,7 @@ def ingest_stream(
 
     def checked() -> Iterator[tuple[list[dict], list[tuple[int, str]]]]:
         for batch in validated_batches(records, size, validate):
-            yield [_with_id(batch.raw[i], batch.locations[i]) for i in batch.valid_at], batch.rejects
+            yield [line_event_id(batch.raw[i], batch.locations[i]) for i in batch.valid_at], batch.rejects
 
     if not strict:
         for events, rejects in checked():
@@ -85,14 +84,6 @@ def ingest_stream(
             _send(client, batch, summary)
             on_batch(summary)
     return summary
-
-
-def _with_id(event: dict, location: int) -> dict:
-    """The event with an `event_id`: its own, or one made from its line and content."""
-    if event.get("event_id") is not None:
-        return event
-    digest = hashlib.sha256(orjson.dumps(event, option=orjson.OPT_SORT_KEYS)).hexdigest()[:24]
-    return {**event, "event_id": f"line-{location}-{digest}"}
 
 
 def _send(client: Client, events: list[dict], summary: StreamSummary) -> None:

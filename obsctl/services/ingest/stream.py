@@ -8,10 +8,13 @@ the summary's `warnings`).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, NamedTuple
+
+import orjson
 
 from obsctl.errors import InvalidInput
 from obsctl.services.ingest import DEFAULT_MAX_FUTURE_SKEW, UnknownFields, store_events, validate_events
@@ -108,9 +111,23 @@ class CheckedBatch(NamedTuple):
     rejects: list[tuple[int, str]]
 
 
+def line_event_id(event: Any, location: int) -> Any:
+    """A file's record with an `event_id`: its own, or `line-<N>-<hash of its content>`.
+
+    Local and remote file ingest give a record without an id the same id, so a file ingested
+    twice (or a run interrupted and run again) stores each event once, and one file gives the
+    same ids on SQLite and PostgreSQL. The line number keeps identical records on different
+    lines distinct. Anything but an object is left for validation to reject."""
+    if type(event) is not dict or event.get("event_id") is not None:
+        return event
+    digest = hashlib.sha256(orjson.dumps(event, option=orjson.OPT_SORT_KEYS)).hexdigest()[:24]
+    return {**event, "event_id": f"line-{location}-{digest}"}
+
+
 def validated_batches(records: Iterable[tuple[int, Any]], batch_size: int, validate: Callable
                       ) -> Iterator[CheckedBatch]:
-    """Parse-side work: the records in batches of `batch_size`, validated by `validate`."""
+    """Parse-side work: the records in batches of `batch_size`, validated by `validate`; a
+    valid event without an `event_id` gets its file id (line_event_id)."""
     raw: list = []
     locations: list[int] = []
     rejects: list[tuple[int, str]] = []
@@ -135,6 +152,9 @@ def _validate(validate: Callable, raw: list, locations: list[int], rejects: list
     rejects.extend((locations[index], "; ".join(messages)) for index, messages in by_index.items())
     rejects.sort()
     valid_at = [i for i in range(len(raw)) if i not in by_index] if by_index else list(range(len(raw)))
+    valid = [v if v.client_id else v._replace(row=v.row._replace(
+                 event_id=line_event_id(raw[i], locations[i])["event_id"]), client_id=True)
+             for v, i in zip(valid, valid_at)]
     return CheckedBatch(raw, locations, valid, valid_at, rejects)
 
 

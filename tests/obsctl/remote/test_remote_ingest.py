@@ -131,3 +131,30 @@ def test_an_unreachable_server_is_one_line_and_exit_1(tmp_path):
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: cannot reach the obsctl server at http://127.0.0.1:")
     assert result.stderr.count("\n") == 1
+
+
+def _ids(db_url: str, prefix: str) -> list[str]:
+    store = open_any(db_url)
+    try:
+        return sorted(r[0] for r in store.conn.execute(
+            "SELECT event_id FROM events WHERE session_id LIKE ?", [f"{prefix}-%"]).fetchall())
+    finally:
+        store.close()
+
+
+def test_local_and_remote_ingest_give_a_file_the_same_ids(remote, tmp_path):
+    """One id rule for file ingest: `line-N-<hash of the content>` on every path and store, so a
+    file ingested locally twice is stored once, and its events have the ids the server gives."""
+    events = _events("sameid", 2, 3, ids=False)
+    events.append(dict(events[0]))  # an identical record on another line stays its own event
+    source = _write(tmp_path / "sameid.jsonl", events)
+    fresh = str(tmp_path / "local.db")
+    assert _local_fresh(fresh, source).exit_code == 0
+    again = _invoke(["--db", fresh, "ingest", source, "--json"], None, None)
+    assert orjson.loads(again.stdout) == {"events": 7, "stored": 0, "duplicates": 7, "rejected": 0,
+                                          "sessions": 2}
+    assert remote.remote("ingest", source).exit_code == 0
+    local_ids, remote_ids = _ids(fresh, "sameid"), _ids(remote.db_url, "sameid")
+    assert local_ids == remote_ids and len(set(local_ids)) == 7
+    assert all(i.startswith("line-") for i in local_ids)
+    assert sorted(int(i.split("-")[1]) for i in local_ids) == list(range(1, 8))
