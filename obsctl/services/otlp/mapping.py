@@ -67,7 +67,7 @@ _CONTENT_KEYS = frozenset({
     "input.value", "output.value", "gen_ai.prompt", "gen_ai.completion",
     "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
     "ai.toolCall.args", "ai.toolCall.result", "ai.prompt.messages", "ai.prompt", "ai.response.text",
-    "ai.response.toolCalls", "ai.response.object",
+    "ai.response.toolCalls", "ai.response.object", "final_result",
     "traceloop.entity.input", "traceloop.entity.output",
     "langfuse.observation.input", "langfuse.observation.output",
 })
@@ -455,6 +455,8 @@ def _output_data(span: SpanRecord, completions: list) -> tuple[dict | None, str 
         data = _as_object(attrs["traceloop.entity.output"], "value")
     elif attrs.get("langfuse.observation.output") is not None:
         data = _as_object(attrs["langfuse.observation.output"], "value")
+    elif attrs.get("final_result") is not None:  # Pydantic AI's agent run: its output
+        data = _as_object(attrs["final_result"], "text")
     elif any(attrs.get(k) is not None for k in _VERCEL_OUTPUT):
         data = {name: _parse_json(attrs[k]) for k, name in _VERCEL_OUTPUT.items() if attrs.get(k) is not None}
     else:
