@@ -7,6 +7,7 @@ postmortem are two views of the same `SessionAnalysis`.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 import orjson
@@ -179,19 +180,40 @@ def find_loops(tool_steps: list[Step]) -> list[Loop]:
     """Runs of LOOP_MIN_REPEATS or more identical tool calls (same name and input) in a row.
 
     "In a row" is within the sequence of tool calls: an LLM call or decision between two
-    identical calls does not break the run, another tool call does.
+    identical calls does not break the run, and neither does a failed call of another tool or
+    input (a failed attempt inside the loop: one more error must never make the loop look
+    shorter); a successful other call does. Failed calls passed over so are looked at again
+    for runs of their own once the run they interrupted ends.
     """
     loops: list[Loop] = []
     run: list[Step] = []
-    for step in tool_steps:
+    held: list[Step] = []  # failed calls of another kind inside the current run
+    pending = deque(tool_steps)
+    while pending or held:
+        if not pending:  # the calls passed over form runs of their own
+            _close_run(run, loops)
+            run, held, pending = [], [], deque(held)
+            continue
+        step = pending.popleft()
         if run and step.tool_key != run[0].tool_key:
-            if len(run) >= LOOP_MIN_REPEATS:
-                loops.append(Loop(run[0].tool_name, run[0].tool_input, run))
+            if step.is_error:
+                held.append(step)
+                continue
+            _close_run(run, loops)
             run = []
+            if held:
+                pending.appendleft(step)
+                pending.extendleft(reversed(held))
+                held = []
+                continue
         run.append(step)
+    _close_run(run, loops)
+    return loops
+
+
+def _close_run(run: list[Step], loops: list[Loop]) -> None:
     if len(run) >= LOOP_MIN_REPEATS:
         loops.append(Loop(run[0].tool_name, run[0].tool_input, run))
-    return loops
 
 
 def _tool_stats(work: list[Step]) -> dict[str, ToolStats]:

@@ -184,9 +184,11 @@ def test_grade_bands():
         "A+", "A+", "A", "A", "B+", "B", "B-", "B-", "C+", "C", "D", "F", "F"]
 
 
-def test_an_error_that_splits_a_loop_does_not_raise_the_score(db, pricer):
-    """The case the generated sessions rarely hit: a failed call lands inside a run of
-    identical successful calls and breaks it in two runs shorter than 5."""
+def test_an_error_inside_a_loop_does_not_break_it_or_raise_the_score(db, pricer):
+    """The case the generated sessions rarely hit: a failed call of another input lands inside a
+    run of identical successful calls. It does not split the run (two runs shorter than 5 would
+    lose the loop finding, and at 10+ calls drop it from critical to warning: a better score for
+    one more error)."""
     sc.runaway_loop(db, repeats=7)
     before = triage_session(db, "loop", pricer=pricer)
     # Same timestamp as the third fetch_url call, stored later: it sorts right after it.
@@ -194,8 +196,25 @@ def test_an_error_that_splits_a_loop_does_not_raise_the_score(db, pricer):
                         "tool_call": {"name": "fetch_url", "input": {"url": "https://example.com/q"},
                                       "error": "HTTP 404 not found"}}])
     after = triage_session(db, "loop", pricer=pricer)
-    # 3 + 4 identical calls: no loop finding left
-    assert [f["category"] for f in after["findings"]] == ["errors", "tools"]
+    # Still one loop of the 7 identical calls, now with the error and the failing tool beside it.
+    assert [f["category"] for f in after["findings"]] == ["errors", "tools", "loop"]
+    assert after["findings"][-1]["title"].startswith("Loop: fetch_url called 7 times in a row")
     # Before: 100 - 7 = 93, capped at 89.9 by the loop's warning. After:
-    # 100 - (40 x 1/16 + 2) - 7: the score's loop term counts the 7 successful calls.
+    # 100 - (40 x 1/16 + 2) - 7 = 88.5.
     assert (before["health_score"], after["health_score"]) == (89.9, 88.5)
+
+
+def test_a_failed_call_inside_a_critical_loop_keeps_it_critical(db, pricer):
+    """Found by the property above: 10 identical calls with a failed call of another input after
+    the first were a run of 9 (a warning) and the score rose from 64.9 to 84.4."""
+    calls = [{"session_id": "s10", "event_type": "tool_call", "timestamp": sc.ts(i),
+              "tool_call": {"name": "search", "input": {"q": 2}}} for i in range(1, 11)]
+    ingest_events(db, [{"session_id": "s10", "event_type": "session_start", "agent_name": "agent",
+                        "timestamp": sc.ts(0)}, *calls])
+    before = triage_session(db, "s10", pricer=pricer)
+    ingest_events(db, [{"session_id": "s10", "event_type": "tool_call", "timestamp": sc.ts(1),
+                        "tool_call": {"name": "search", "input": {"q": 1}, "error": "rate limit exceeded"}}])
+    after = triage_session(db, "s10", pricer=pricer)
+    [loop] = [f for f in after["findings"] if f["category"] == "loop"]
+    assert (loop["severity"], loop["title"]) == ("critical", "Loop: search called 10 times in a row with the same input")
+    assert after["health_score"] <= before["health_score"]
