@@ -4,6 +4,7 @@ real `obsctl serve` process for end-to-end tests. Nothing touches the user's fil
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -41,6 +42,7 @@ def isolated_env(tmp_path, monkeypatch):
 def pytest_configure(config):
     config.addinivalue_line("markers", "sqlite_only: runs on the SQLite backend only")
     config.addinivalue_line("markers", "postgresql_only: runs on the PostgreSQL backend only")
+    config.addinivalue_line("markers", "empty_db: db_url names a database that does not exist yet")
 
 
 def pytest_generate_tests(metafunc):
@@ -120,15 +122,43 @@ def db_path(tmp_path) -> Path:
     return tmp_path / "obsctl.db"
 
 
+@pytest.fixture(scope="session")
+def _sqlite_template(tmp_path_factory) -> Path:
+    """A SQLite database migrated once per worker; each test gets a copy (migrating a new
+    file through every migration costs more than most tests)."""
+    path = tmp_path_factory.mktemp("template") / "obsctl.db"
+    open_db(path).close()
+    for suffix in ("-wal", "-shm"):
+        assert not Path(f"{path}{suffix}").exists(), "the template must be checkpointed"
+    return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _leased_schemas():
+    yield
+    if "postgresql" in backends.BACKENDS and not backends.unavailable_reason():
+        backends.drop_leased()
+
+
 @pytest.fixture
-def db_url(backend, tmp_path):
-    """Where the test's data is: a SQLite file, or a fresh PostgreSQL schema's URL."""
+def db_url(backend, tmp_path, request):
+    """Where the test's data is: a SQLite file or a PostgreSQL schema's URL, migrated and
+    empty; a test marked `empty_db` gets a database that does not exist yet."""
+    empty = request.node.get_closest_marker("empty_db") is not None
     if backend == "sqlite":
-        yield str(tmp_path / "obsctl.db")
+        path = tmp_path / "obsctl.db"
+        if not empty:
+            shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
+        yield str(path)
         return
-    name, url = backends.new_schema()
+    if empty:
+        name, url = backends.new_schema()
+        yield url
+        backends.drop_schema(name)
+        return
+    name, url = backends.lease_schema()
     yield url
-    backends.drop_schema(name)
+    backends.release_schema(name)
 
 
 @pytest.fixture

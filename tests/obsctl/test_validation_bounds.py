@@ -106,6 +106,7 @@ def test_bad_body_fields_are_400_and_the_same_cli_option_a_usage_error(cli, clie
     assert usage_error_line(cli(*args)) == f"Error: Invalid value for '{option}': {message}"
 
 
+@pytest.mark.empty_db
 def test_a_usage_error_stops_before_the_database_is_created(cli, db_path):
     cli("sessions", "list", "--limit", "0")
     cli("prune", "--older-than", "1000000d")

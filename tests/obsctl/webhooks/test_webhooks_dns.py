@@ -27,7 +27,7 @@ SLOW = ".slow.test"
 class SlowNames:
     """Answers names ending in .slow.test with 127.0.0.1 once `release` is set, saying when a
     lookup starts (`asked`); other names go to the real resolver. `probe`, when set, runs at
-    the start of each slow lookup. (Nothing listens where the answer leads: a delivery there
+    the start of each slow lookup, one at a time. (Nothing listens where the answer leads: a delivery there
     fails at once, after its lookup.)"""
 
     def __init__(self):
@@ -37,13 +37,15 @@ class SlowNames:
         self.probe = None
         self.seen: list = []
         self._real = socket.getaddrinfo
+        self._probing = threading.Lock()
 
     def __call__(self, host, port, *args, **kwargs):
         if not (isinstance(host, str) and host.endswith(SLOW)):
             return self._real(host, port, *args, **kwargs)
         self.names.append(host)
         if self.probe is not None:
-            self.seen.append(self.probe())
+            with self._probing:  # lookups run side by side: one probe must not see another's
+                self.seen.append(self.probe())
         self.asked.set()
         if not self.release.wait(4):
             raise AssertionError("the test never released the lookup")
