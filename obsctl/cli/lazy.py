@@ -33,7 +33,7 @@ def load(name: str, lazy: Lazy):
     if isinstance(target, typer.Typer):
         command = typer.main.get_group(target)
     else:
-        holder = ObsTyper()
+        holder = ObsTyper(add_completion=False)
         holder.command(name)(target)
         command = typer.main.get_command(holder)
     command.name = name
