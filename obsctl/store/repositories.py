@@ -349,6 +349,10 @@ class SessionsRepository(Protocol):
     def iter_session_events(self, session_id: str) -> Iterator[dict]:
         """A session's events in time order (ties in arrival order), streamed."""
 
+    def session_events_page(self, session_id: str, after: tuple[str, int] | None,
+                            limit: int) -> list[tuple[int, dict]]:
+        """(id, event) of up to `limit` events in that order, after the (timestamp, id) `after`."""
+
     def session_tree_rows(self, session_id: str) -> list[tuple]:
         """(event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error)
         of a session's events, in time order."""

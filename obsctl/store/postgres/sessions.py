@@ -95,6 +95,20 @@ def iter_session_events(conn: psycopg.Connection, session_id: str) -> Iterator[d
         yield dict(zip(EVENT_READ_COLUMNS, row))
 
 
+def session_events_page(conn: psycopg.Connection, session_id: str, after: tuple[str, int] | None,
+                        limit: int) -> list[tuple[int, dict]]:
+    """Up to `limit` of a session's events in the order of iter_session_events, after the
+    (timestamp, id) `after` (None: from the first), each with its id (a page's position)."""
+    where, params = "session_id = %s", [session_id]
+    if after is not None:
+        where += " AND (timestamp, id) > (%s, %s)"
+        params += list(after)
+    cursor = conn.execute(
+        f"SELECT id, {', '.join(EVENT_READ_COLUMNS)} FROM events WHERE {where} ORDER BY timestamp, id LIMIT %s",
+        [*params, limit])
+    return [(row[0], dict(zip(EVENT_READ_COLUMNS, row[1:]))) for row in cursor]
+
+
 # ---- housekeeping: delete, tags, scores (the same answers as the SQLite module) ----
 
 def delete_session(conn: psycopg.Connection, session_id: str) -> int | None:

@@ -213,13 +213,12 @@ def _whole(name: str, text: str | None) -> int | None:
 @blueprint.get("/ui/sessions/<path:session_id>")
 def session_page(session_id: str):
     store = get_store()
-    detail = session_service.get_session(store, session_id)
-    events = detail.pop("events")
+    detail = session_service.get_session(store, session_id, limit=SHOWN_EVENTS)
+    shown = detail.pop("events")
     summary = session_summary(store, session_service.require_session(store, session_id))
-    shown = events[:SHOWN_EVENTS]
     return render_template("session.html", page="sessions", session=detail, summary=summary,
                            rows=event_rows(shown), timeline=timeline(detail, shown),
-                           hidden=len(events) - len(shown))
+                           hidden=max(0, detail["event_count"] - len(shown)))
 
 
 LIVE_HEARTBEAT_S = 3
