@@ -9,6 +9,7 @@ from flask import Blueprint, Response, current_app, redirect, render_template, r
 from markupsafe import Markup, escape
 from werkzeug.exceptions import HTTPException
 
+import obsctl.web.ui.access as access
 from obsctl.errors import InvalidInput, NotFound, ObsctlError, QueryTimeout, StorageError
 from obsctl.services import alerts as alert_service
 from obsctl.services import dashboard as dashboard_service
@@ -30,7 +31,6 @@ from obsctl.vocabulary import SESSION_STATUSES
 from obsctl.web.http import get_settings, get_store
 from obsctl.web.routes.alerts import send_deliveries
 from obsctl.web.security import auth_failures
-from obsctl.web.ui import access
 from obsctl.web.ui.present import event_rows, fmt_ms, fmt_num, pretty_json, sparkline_points, timeline
 
 CACHE_KEY = "obsctl_dashboard_cache"
