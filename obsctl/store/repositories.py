@@ -343,8 +343,10 @@ class SessionsRepository(Protocol):
     def session_ids(self, prefix: str, limit: int) -> list[str]:
         """Up to `limit` session ids starting with `prefix`, in code point order (an index range)."""
 
-    def session_timeline_rows(self, session_id: str) -> list[tuple]:
-        """A session's events in the order of iter_session_events, as timeline tuples."""
+    def session_timeline_rows(self, session_id: str, limit: int | None = None, *,
+                              last: bool = False) -> list[tuple]:
+        """A session's events in the order of iter_session_events, as timeline tuples; with
+        `limit`, the first (or `last`) that many."""
 
     def iter_session_events(self, session_id: str) -> Iterator[dict]:
         """A session's events in time order (ties in arrival order), streamed."""

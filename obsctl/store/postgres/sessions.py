@@ -69,9 +69,15 @@ _TIMELINE_SELECT = (f"SELECT {', '.join(TIMELINE_COLUMNS)} FROM events WHERE ses
                     f"ORDER BY timestamp, id")
 
 
-def session_timeline_rows(conn: psycopg.Connection, session_id: str) -> list[tuple]:
-    """A session's events in the order of iter_session_events, as TIMELINE_COLUMNS tuples."""
-    return conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
+def session_timeline_rows(conn: psycopg.Connection, session_id: str, limit: int | None = None, *,
+                          last: bool = False) -> list[tuple]:
+    """A session's events in the order of iter_session_events, as TIMELINE_COLUMNS tuples;
+    with `limit`, the first (or `last`) that many."""
+    if limit is None:
+        return conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
+    order = "timestamp DESC, id DESC" if last else "timestamp, id"
+    rows = conn.execute(_TIMELINE_SELECT.replace("timestamp, id", order) + " LIMIT %s", [session_id, limit]).fetchall()
+    return rows[::-1] if last else rows
 
 
 _TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error, "

@@ -70,10 +70,15 @@ TIMELINE_COLUMNS = (
 _TIMELINE_SELECT = f"SELECT {', '.join(TIMELINE_COLUMNS)} FROM events WHERE session_id = ? ORDER BY timestamp, id"
 
 
-def session_timeline_rows(db: sqlite_utils.Database, session_id: str) -> list[tuple]:
+def session_timeline_rows(db: sqlite_utils.Database, session_id: str, limit: int | None = None, *,
+                          last: bool = False) -> list[tuple]:
     """A session's events in the order of iter_session_events, as TIMELINE_COLUMNS tuples
-    (no per-row dict: explain reads every event of the session)."""
-    return db.conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
+    (no per-row dict: explain reads many); with `limit`, the first (or `last`) that many."""
+    if limit is None:
+        return db.conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
+    order = "timestamp DESC, id DESC" if last else "timestamp, id"
+    rows = db.conn.execute(_TIMELINE_SELECT.replace("timestamp, id", order) + " LIMIT ?", [session_id, limit]).fetchall()
+    return rows[::-1] if last else rows
 
 
 _TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error, "
