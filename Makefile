@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO_DB := .demo/obsctl.db
-PYTEST_WORKERS ?= 2
+PYTEST_WORKERS ?= 4
 
 .PHONY: install demo test lint serve bench completions docs clean
 

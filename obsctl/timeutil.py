@@ -5,6 +5,7 @@ Normalised text sorts in time order, which is what lets SQLite compare and index
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 UTC = UTC
@@ -70,3 +71,28 @@ def spoken_duration(delta: timedelta) -> str:
             count = seconds // size
             return f"{count} {unit}{'s' if count != 1 else ''}"
     return f"{seconds} second{'s' if seconds != 1 else ''}"
+
+
+_AGE_TEXT = re.compile(r"^\s*([0-9]+)\s*([mhdw])\s*$")
+_UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1),
+          "w": timedelta(weeks=1)}
+# A century: older than any stored timestamp can be, far from datetime's year-1 limit.
+MAX_AGE = timedelta(days=36500)
+
+
+def parse_age(text: str) -> timedelta:
+    """`30d`, `12h`, `90m`, `2w` -> timedelta, from one minute to MAX_AGE (100 years)."""
+    from obsctl.errors import InvalidInput
+    from obsctl.jsonutil import describe_value
+
+    match = _AGE_TEXT.match(text or "")
+    digits = match.group(1).lstrip("0") if match else ""
+    if not digits:
+        raise InvalidInput(f"age must look like 30d, 12h, 90m or 2w (a positive number and a unit); got {describe_value(text)}")
+    unit = _UNITS[match.group(2)]
+    # Digits first: a huge number must not reach int() or timedelta (OverflowError).
+    if len(digits) > 9 or int(digits) * unit > MAX_AGE:
+        in_unit = "" if match.group(2) == "d" else f", {MAX_AGE // unit}{match.group(2)}"
+        raise InvalidInput(f"age must be at most {MAX_AGE.days}d (100 years{in_unit}); "
+                           f"got {describe_value(text.strip())}")
+    return int(digits) * unit

@@ -3,6 +3,11 @@
 The graph is built from the source (every `import` and `from ... import`, including the ones
 inside functions, which only postpone a circle to run time), so a circle fails here before it
 can make an import order matter.
+
+A package's `__init__` counts as a module of its own: importing `a.b.c` runs `a/__init__.py` and
+`a/b/__init__.py` first (an edge to each package the importer is not already inside), and
+`from a.b import c` reads the package `a.b` (an edge to it as well as to `a.b.c`). So a package
+whose `__init__` imports a submodule that imports back from the package is a circle.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ def _known(name: str, modules: dict) -> str | None:
 def imported_modules(source: str, name: str, is_package: bool, modules: dict) -> set[str]:
     """The project modules that the module `name` imports anywhere in its body."""
     package = name if is_package else name.rpartition(".")[0]
+    inside = set(_packages_of(name))  # initialised before this module runs
     found = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -47,14 +53,23 @@ def imported_modules(source: str, name: str, is_package: bool, modules: dict) ->
                 origin = ".".join(base + ([node.module] if node.module else []))
             else:
                 origin = node.module
-            # `from pkg import mod` imports the module pkg.mod; `from mod import name` imports mod.
-            targets = [f"{origin}.{alias.name}" if f"{origin}.{alias.name}" in modules else origin
-                       for alias in node.names]
+            # `from pkg import mod` imports the module pkg.mod and reads the package pkg;
+            # `from mod import name` imports mod.
+            targets = [origin, *(f"{origin}.{alias.name}" for alias in node.names
+                                 if f"{origin}.{alias.name}" in modules)]
         else:
             continue
-        found.update(filter(None, (_known(target, modules) for target in targets)))
+        for target in filter(None, (_known(target, modules) for target in targets)):
+            found.add(target)
+            found.update(p for p in _packages_of(target) if p in modules and p not in inside)
     found.discard(name)
     return found
+
+
+def _packages_of(name: str) -> list[str]:
+    """The packages whose `__init__` runs before the module `name`: a.b.c -> [a, a.b]."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def import_graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
@@ -151,3 +166,19 @@ def test_cycles_are_found_and_reported_as_paths(tmp_path, files, expected):
     for name, text in files.items():
         (package / name).write_text(text)
     assert cycles(import_graph(tmp_path, ("pkg",))) == expected
+
+
+def test_a_package_init_importing_a_module_that_imports_back_from_it_is_a_cycle(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "inner").mkdir(parents=True)
+    (package / "__init__.py").write_text("def use():\n    from pkg.inner.worker import work\n")
+    (package / "inner" / "__init__.py").write_text("")
+    (package / "inner" / "worker.py").write_text("from pkg import helpers\n")
+    (package / "helpers.py").write_text("")
+    assert cycles(import_graph(tmp_path, ("pkg",))) == [["pkg", "pkg.inner.worker", "pkg"]]
+    (package / "inner" / "worker.py").write_text("import pkg.helpers as helpers\n")
+    assert cycles(import_graph(tmp_path, ("pkg",))) == []
+    # Importing a module of another package runs that package's __init__ first.
+    (package / "inner" / "__init__.py").write_text("from pkg import use\n")
+    (package / "helpers.py").write_text("import pkg.inner.worker\n")
+    assert cycles(import_graph(tmp_path, ("pkg",))) == [["pkg", "pkg.inner", "pkg"]]

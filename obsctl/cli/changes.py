@@ -10,7 +10,7 @@ from obsctl.cli.base import ObsTyper, run, settings_of, translate_errors
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import JsonFlag, Styled, render_table, show
 from obsctl.services import changes as service
-from obsctl.services.incidents import check_since, check_until
+from obsctl.services.windows import check_since, check_until
 
 app = ObsTyper(no_args_is_help=False)
 

@@ -17,7 +17,7 @@ from obsctl.cli.base import notice, run, translate_errors
 from obsctl.cli.options import checked
 from obsctl.cli.output import JsonFlag, stderr_is_tty
 from obsctl.errors import InvalidInput
-from obsctl.services.incidents import check_since, check_until
+from obsctl.services.windows import check_since, check_until
 
 
 def _check_format(value: str) -> str:

@@ -9,34 +9,67 @@ from pathlib import Path
 import typer
 
 from obsctl import __version__
-from obsctl.cli import (
-    alerts,
-    analytics,
-    changes,
-    compare,
-    configuration,
-    explain,
-    export,
-    incidents,
-    ingest,
-    maintenance,
-    postmortem,
-    scorecards,
-    search,
-    serve,
-    sessions,
-    sla,
-    tail,
-    triage,
-    webhooks,
-)
 from obsctl.cli.base import ObsTyper, error
+from obsctl.cli.lazy import Lazy, LazyGroup
 from obsctl.cli.target import ENVIRONMENT, Layer, resolve_target, typed_layer
 from obsctl.config import Settings
 from obsctl.errors import ObsctlError
 
+
+class Commands(LazyGroup):
+    """obsctl's commands, in the order `obsctl --help` lists them (cli/lazy.py)."""
+
+    LAZY = {
+        "ingest": Lazy("ingest", "ingest_command", "Ingest agent events from FILE (or stdin)."),
+        "serve": Lazy("serve", "serve_command", "Serve the HTTP API (waitress)."),
+        "explain": Lazy("explain", "explain_command", "Explain a session as Markdown."),
+        "export": Lazy("export", "export_command",
+                       "Export a session with all of its events as JSON or CSV, or the events of many "
+                       "sessions (--all, or filters) as JSON Lines, CSV or Parquet."),
+        "tail": Lazy("tail", "tail_command",
+                     "Print events as they are stored, like tail -f: the last --lines events first, then "
+                     "each new one (in the order they were stored, whatever their timestamps), until Ctrl-C, "
+                     "which exits with code 130."),
+        "compare": Lazy("compare", "compare_command", "Compare session B against baseline session A."),
+        "search": Lazy("search", "search_command",
+                       "Search event inputs, outputs, tool calls (with their errors) and reasoning; newest "
+                       "first, with a snippet of the field that matched (matched words in bold on a terminal)."),
+        "analytics": Lazy("analytics", "analytics_command", "Analytics across all sessions."),
+        "prune": Lazy("maintenance", "prune_command",
+                      "Delete sessions whose last activity is older than --older-than, with their events "
+                      "(with --url: on the server, a few seconds of work per request until done)."),
+        "incidents": Lazy("incidents", "incidents_command",
+                          "List incidents: the same failure (error fingerprint, tool and model) in several "
+                          "sessions within a window, most severe first (SEV-1: 3+ agents or 10+ sessions; "
+                          "SEV-2: 2 agents or 3+ sessions; SEV-3: the rest)."),
+        "apply": Lazy("configuration", "apply_command",
+                      "Create or update alert rules, webhooks and SLA targets from a configuration file, in "
+                      "one transaction: all of it or nothing."),
+        "export-config": Lazy("configuration", "export_config_command",
+                              "Write the alert rules, webhooks and SLA targets as a configuration file that "
+                              "`obsctl apply` takes back unchanged."),
+        "sessions": Lazy("sessions", "app", "List, show, delete, tag and score sessions."),
+        "db": Lazy("maintenance", "db_app", "Database tools: info, backup, copy, reprice."),
+        "alerts": Lazy("alerts", "app", "Alert rules on agent metrics, their evaluation and fired alerts."),
+        "webhooks": Lazy("webhooks", "app", "Webhooks called when alerts fire (generic JSON, Slack, PagerDuty)."),
+        "triage": Lazy("triage", "app",
+                       "Triage sessions: health score, grade and severity-ranked findings with suggestions."),
+        "changes": Lazy("changes", "app",
+                        "List changes of agents' configurations (the model doing most of the work, the release "
+                        "in the session metadata) that started in the window, with LLM latency, cost per "
+                        "session and error rate before and after; unacknowledged regressions first."),
+        "postmortem": Lazy("postmortem", "app",
+                           "Postmortem reports: timeline, error cascade, costs, tools, contributing factors."),
+        "sla": Lazy("sla", "app", "SLA targets per agent and metric, compliance checks, history and summary."),
+        "scorecards": Lazy("scorecards", "app",
+                           "Grade every agent with a session in the last --days days: overall score and the "
+                           "reliability, performance, efficiency and throughput dimensions, best first."),
+    }
+
+
 app = ObsTyper(
     name="obsctl",
+    cls=Commands,
     help="Observability for LLM agents: ingest events, inspect sessions, alert, triage.\n\n"
     "Example: obsctl ingest events.jsonl && obsctl sessions list",
 )
@@ -85,29 +118,6 @@ def root(
     except ObsctlError as exc:
         error(exc.message)
         raise typer.Exit(2) from None
-
-
-app.command("ingest")(ingest.ingest_command)
-app.add_typer(sessions.app, name="sessions")
-app.command("serve")(serve.serve_command)
-app.command("explain")(explain.explain_command)
-app.command("export")(export.export_command)
-app.command("tail")(tail.tail_command)
-app.command("compare")(compare.compare_command)
-app.command("search")(search.search_command)
-app.command("analytics")(analytics.analytics_command)
-app.command("prune")(maintenance.prune_command)
-app.add_typer(maintenance.db_app, name="db")
-app.add_typer(alerts.app, name="alerts")
-app.add_typer(webhooks.app, name="webhooks")
-app.add_typer(triage.app, name="triage")
-app.command("incidents")(incidents.incidents_command)
-app.add_typer(changes.app, name="changes")
-app.add_typer(postmortem.app, name="postmortem")
-app.add_typer(sla.app, name="sla")
-app.add_typer(scorecards.app, name="scorecards")
-app.command("apply")(configuration.apply_command)
-app.command("export-config")(configuration.export_config_command)
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from obsctl.cli.base import run
 from obsctl.cli.options import checked, int_option
 from obsctl.cli.output import JsonFlag, Styled, render_table, show
 from obsctl.services import search as service
-from obsctl.services.incidents import check_since, check_until
+from obsctl.services.windows import check_since, check_until
 
 # Asked of the service for the terminal and pipes: never in the text, turned into bold.
 _START, _END = "\x02", "\x03"

@@ -154,6 +154,8 @@ def show_command(
     session_id: str = typer.Argument(..., autocompletion=completion.sessions, help="Session id."),
     tree: bool = typer.Option(False, "--tree", help="Events as a span tree (parent_id) with self time; "
                                                     "--json nests them under `children`."),
+    limit: int = int_option(service.EVENTS_LIMIT, "--limit", help="Events to show."),
+    cursor: str | None = typer.Option(None, "--cursor", help="Continue: the `next` the previous page ended with."),
     json_: JsonFlag = False,
 ) -> None:
     """Show one session: its tags, scores and events.
@@ -161,10 +163,23 @@ def show_command(
     With --tree the events are nested under their parents (agent step -> LLM call -> tool
     call) with each one's duration and self time (its duration less its children's).
 
+    A session of more events than --limit (at most 10,000) is shown a page at a time: the page
+    ends with the cursor of the next one, which --cursor takes (`next` in --json).
+
     Example: obsctl sessions show sess-42 --tree
     """
-    show(run(ctx, service.get_session, session_id, tree=tree), json_,
+    try:
+        service.decode_event_cursor(cursor)
+    except InvalidInput as exc:
+        raise typer.BadParameter(exc.message, param_hint="'--cursor'") from None
+    show(run(ctx, service.get_session, session_id, tree=tree, limit=limit, cursor=cursor), json_,
          _show_tree if tree else _show_session, json_when_piped=True)
+
+
+def _more(data: dict) -> None:
+    """Where the next page starts, after a page of a session's events."""
+    if data["next"]:
+        notice(f"more of its {plural(data['event_count'], 'event')}: --cursor {data['next']}")
 
 
 def _session_panel(data: dict) -> None:
@@ -206,6 +221,7 @@ def _show_session(data: dict) -> None:
         ])
     render_table(None, ["timestamp", "type", "model", "tool", "in", "out", "ms", "cost"], rows,
                  justify={"in": "right", "out": "right", "ms": "right", "cost": "right"})
+    _more(data)
 
 
 def _show_tree(data: dict) -> None:
@@ -222,6 +238,7 @@ def _show_tree(data: dict) -> None:
         branch = branches[depth].add(rich_cell(_node_pieces(node, depth, ids)))
         branches.append(branch)
     console().print(top)
+    _more(data)
 
 
 def _node_pieces(node: dict, depth: int, ids: set[str]) -> list:

@@ -235,10 +235,14 @@ class Session(Struct, omit_defaults=True):
 
 class SessionDetail(Session, kw_only=True):
     """A session with its scores and events (`GET /sessions/<id>`; with tree=true, `events`
-    holds the roots of the span tree)"""
+    holds the roots of the span tree of those events): all of them up to 10,000 (`limit`),
+    else that many and `next`"""
 
     scores: list[Score]
     events: list[Event]
+    next: Annotated[str | None, Meta(
+        description="Opaque cursor of the session's next events (pass it as `cursor`); null when "
+                    "`events` holds the last of them")]
 
 
 class SessionList(Struct):

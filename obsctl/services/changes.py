@@ -42,8 +42,8 @@ import orjson
 
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.params import IntParam
-from obsctl.services.incidents import window
-from obsctl.services.triage.cost import priced_total
+from obsctl.services.pricing import priced_total
+from obsctl.services.windows import window
 from obsctl.store import Store
 from obsctl.timeutil import format_ts, normalize_ts, now_iso, parse_ts
 

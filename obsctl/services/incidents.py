@@ -18,24 +18,26 @@ an incident.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
 
 import orjson
 
-from obsctl.errors import InvalidInput, NotFound
-from obsctl.jsonutil import describe_value
+from obsctl.errors import NotFound
 from obsctl.params import IntParam
-from obsctl.services.maintenance import parse_age
+from obsctl.services.error_kinds import KIND_TITLES, classify_error, fingerprint, normalise_message
 from obsctl.services.sessions.fields import error_message, excerpt, main_text
-from obsctl.services.triage.errors import KIND_TITLES, classify_error, fingerprint, normalise_message
+from obsctl.services.windows import (  # noqa: F401 (re-exported)
+    DEFAULT_SINCE,
+    check_since,
+    check_until,
+    optional_window,
+    window,
+)
 from obsctl.store import Store
 from obsctl.text import plural
-from obsctl.timeutil import format_ts, normalize_ts, now, parse_ts
+from obsctl.timeutil import parse_ts
 
-DEFAULT_SINCE = "24h"
 FIND_SINCE = "7d"
 TIMELINE_CAP = 200
 MIN_SESSIONS = IntParam("min_sessions", 1, 1000, default=2)
@@ -49,49 +51,6 @@ MESSAGE_CHARS = 200
 SEVERITIES = ("SEV-1", "SEV-2", "SEV-3")
 SEV1_AGENTS, SEV1_SESSIONS = 3, 10
 SEV2_AGENTS, SEV2_SESSIONS = 2, 3
-
-
-def window(since: str | None, until: str | None) -> tuple[str, str]:
-    """[since, until) as stored timestamps. `since` is an age before `until` (`24h`, `7d`) or an
-    ISO 8601 time; `until` an ISO 8601 time, default now."""
-    end = _timestamp(until, "until") if until is not None else format_ts(now())
-    text = DEFAULT_SINCE if since is None else since
-    if _AGE.match(text if type(text) is str else ""):
-        start = format_ts(parse_ts(end) - parse_age(text))
-    else:
-        start = _timestamp(text, "since")
-    if start >= end:
-        raise InvalidInput(f"since ({start}) must be before until ({end})")
-    return start, end
-
-
-def optional_window(since: str | None, until: str | None) -> tuple[str | None, str | None]:
-    """As `window`, each bound None when not given (no default age)."""
-    if since is None:
-        return None, (_timestamp(until, "until") if until is not None else None)
-    return window(since, until)
-
-
-_AGE = re.compile(r"^\s*[0-9]+\s*[mhdw]\s*$")
-
-
-def check_since(text: str) -> str:
-    """`since` alone (an age or a time), for the CLI's usage check."""
-    return text if _AGE.match(text) and parse_age(text) else _timestamp(text, "since")
-
-
-def check_until(text: str | None) -> str | None:
-    return None if text is None else _timestamp(text, "until")
-
-
-def _timestamp(text: Any, name: str) -> str:
-    try:
-        if type(text) is not str:
-            raise ValueError
-        return normalize_ts(text.strip())
-    except ValueError:
-        also = " or an age like 24h, 30m, 7d" if name == "since" else ""
-        raise InvalidInput(f"{name} must be an ISO 8601 time{also}; got {describe_value(text)}") from None
 
 
 @dataclass

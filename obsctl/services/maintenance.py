@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -12,29 +11,9 @@ from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
 from obsctl.services.sessions.lifecycle import complete_idle_sessions
 from obsctl.store import Store
-from obsctl.timeutil import iso_minus, normalize_ts, now_iso
+from obsctl.timeutil import MAX_AGE, iso_minus, normalize_ts, now_iso, parse_age  # noqa: F401 (re-exported)
 
-_DURATION = re.compile(r"^\s*([0-9]+)\s*([mhdw])\s*$")
-_UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1),
-          "w": timedelta(weeks=1)}
-# A century: older than any stored timestamp can be, far from datetime's year-1 limit.
-MAX_AGE = timedelta(days=36500)
 PRUNE_BATCH_SESSIONS = 500
-
-
-def parse_age(text: str) -> timedelta:
-    """`30d`, `12h`, `90m`, `2w` -> timedelta, from one minute to MAX_AGE (100 years)."""
-    match = _DURATION.match(text or "")
-    digits = match.group(1).lstrip("0") if match else ""
-    if not digits:
-        raise InvalidInput(f"age must look like 30d, 12h, 90m or 2w (a positive number and a unit); got {describe_value(text)}")
-    unit = _UNITS[match.group(2)]
-    # Digits first: a huge number must not reach int() or timedelta (OverflowError).
-    if len(digits) > 9 or int(digits) * unit > MAX_AGE:
-        in_unit = "" if match.group(2) == "d" else f", {MAX_AGE // unit}{match.group(2)}"
-        raise InvalidInput(f"age must be at most {MAX_AGE.days}d (100 years{in_unit}); "
-                           f"got {describe_value(text.strip())}")
-    return int(digits) * unit
 
 
 def prune(store: Store, older_than: str, *, dry_run: bool = False,

@@ -24,6 +24,7 @@ understood.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,3 +181,29 @@ def _library_price(model: str) -> ModelPrice | None:
             return None
     return ModelPrice(float(calc.input_price) / _PROBE_TOKENS, float(calc.output_price) / _PROBE_TOKENS,
                       "genai-prices")
+
+
+# Totals of several calls are rounded to this many decimals (the stored costs' precision).
+USD_DECIMALS = 6
+
+
+def priced_total(usage: Iterable[tuple[str | None, int, int]], pricer) -> tuple[float | None, int]:
+    """(USD total, unpriced tokens) of (model, tokens_in, tokens_out) items.
+
+    The total covers the priced items only; it is None when tokens were spent and no item
+    could be priced, and 0.0 when no tokens were spent at all.
+    """
+    total, priced, unpriced_tokens = 0.0, False, 0
+    for model, tokens_in, tokens_out in usage:
+        tokens = (tokens_in or 0) + (tokens_out or 0)
+        if tokens == 0:
+            continue
+        cost = pricer.cost(model, tokens_in, tokens_out) if model else None
+        if cost is None:
+            unpriced_tokens += tokens
+        else:
+            total += cost
+            priced = True
+    if priced:
+        return round(total, USD_DECIMALS), unpriced_tokens
+    return (None if unpriced_tokens else 0.0), unpriced_tokens

@@ -343,11 +343,17 @@ class SessionsRepository(Protocol):
     def session_ids(self, prefix: str, limit: int) -> list[str]:
         """Up to `limit` session ids starting with `prefix`, in code point order (an index range)."""
 
-    def session_timeline_rows(self, session_id: str) -> list[tuple]:
-        """A session's events in the order of iter_session_events, as timeline tuples."""
+    def session_timeline_rows(self, session_id: str, limit: int | None = None, *,
+                              last: bool = False) -> list[tuple]:
+        """A session's events in the order of iter_session_events, as timeline tuples; with
+        `limit`, the first (or `last`) that many."""
 
     def iter_session_events(self, session_id: str) -> Iterator[dict]:
         """A session's events in time order (ties in arrival order), streamed."""
+
+    def session_events_page(self, session_id: str, after: tuple[str, int] | None,
+                            limit: int) -> list[tuple[int, dict]]:
+        """(id, event) of up to `limit` events in that order, after the (timestamp, id) `after`."""
 
     def session_tree_rows(self, session_id: str) -> list[tuple]:
         """(event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error)

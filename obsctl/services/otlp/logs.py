@@ -40,6 +40,8 @@ from typing import Any
 
 import orjson
 
+import obsctl.services.otlp.json_format as jf
+import obsctl.services.otlp.wire as wire
 from obsctl.errors import InvalidInput
 from obsctl.services.ingest import (
     DEFAULT_MAX_FUTURE_SKEW,
@@ -48,8 +50,6 @@ from obsctl.services.ingest import (
     store_prepared,
     validate_events,
 )
-from obsctl.services.otlp import json_format as jf
-from obsctl.services.otlp import wire
 from obsctl.services.otlp.mapping import (
     _parse_json,
     explicit_agent,

@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from obsctl.services import rates
+from obsctl.services.error_kinds import KIND_TITLES
 from obsctl.services.triage.analysis import SessionAnalysis, Step
-from obsctl.services.triage.errors import KIND_TITLES
 from obsctl.services.triage.findings import (
     CHANGE_SUGGESTION,
     EXPLAINED_BY,

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from obsctl.services.error_kinds import KIND_SUGGESTIONS
 from obsctl.services.incidents import find_incident
 from obsctl.services.sessions.explain import md_escape
-from obsctl.services.triage.errors import KIND_SUGGESTIONS
 from obsctl.store import Store
 from obsctl.text import plural
 from obsctl.timeutil import format_ts, now_iso, parse_ts

@@ -14,6 +14,9 @@ from obsctl.vocabulary import SESSION_STATUSES
 
 LIMIT = IntParam("limit", 1, 200, default=50, capped=True)  # spec: "capped at 200"
 OFFSET = IntParam("offset", 0, MAX_COUNT, default=0)
+# A session's events in one answer: all of them up to this count (the spec's "all events"),
+# beyond it a page with a `next` cursor (docs/decisions.md).
+EVENTS_LIMIT = IntParam("limit", 1, 10_000, default=10_000, capped=True)
 _JSON_EVENT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
 
 
@@ -88,19 +91,60 @@ def list_sessions(store: Store, *, limit: int | None = None, offset: int | None 
             "next": encode_cursor(selection, rows[-1]) if more else None}
 
 
-def get_session(store: Store, session_id: str, *, tree: bool = False) -> dict:
-    """A session with its tags, its scores and all of its events in time order; with `tree`,
-    `events` holds the roots of the span tree, each event with `self_time_ms` and its
-    `children` (services/sessions/tree.py)."""
+def get_session(store: Store, session_id: str, *, tree: bool = False, limit: int | None = None,
+                cursor: str | None = None) -> dict:
+    """A session with its tags, its scores and its events in time order: all of them up to
+    EVENTS_LIMIT, else the first `limit` and `next`, the cursor of the page after them (null
+    on the last page). With `tree`, `events` holds the roots of the span tree of the page's
+    events, each with `self_time_ms` and its `children` (services/sessions/tree.py)."""
     from obsctl.services.sessions.housekeeping import session_scores
     from obsctl.services.sessions.tree import build_tree
 
+    limit = EVENTS_LIMIT.check(limit)
+    after = decode_event_cursor(cursor)
     tags = store.sessions.session_tags([session_id]).get(session_id)
     view = session_view(require_session(store, session_id), tags)
     view["scores"] = session_scores(store, session_id)
-    events = [event_view(e) for e in store.sessions.iter_session_events(session_id)]
+    rows = store.sessions.session_events_page(session_id, after, limit + 1)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    events = [event_view(e) for _, e in rows]
     view["events"] = build_tree(events) if tree else events
+    view["next"] = encode_event_cursor(rows[-1]) if more else None
     return view
+
+
+def encode_event_cursor(row: tuple[int, dict]) -> str:
+    """The cursor of the page of a session's events after `row` ((id, event) of the store)."""
+    import base64
+
+    import orjson
+
+    key = ["events", row[1]["timestamp"], row[0]]
+    return base64.urlsafe_b64encode(orjson.dumps(key)).decode().rstrip("=")
+
+
+def decode_event_cursor(cursor: Any) -> tuple[str, int] | None:
+    """(timestamp, id) of a cursor encode_event_cursor made, else InvalidInput."""
+    import base64
+    import binascii
+
+    import orjson
+
+    if cursor is None:
+        return None
+    bad = InvalidInput(f"cursor is not one this session's events gave (pass the `next` of the previous "
+                       f"page unchanged); got {describe_value(cursor)}")
+    if type(cursor) is not str or not 0 < len(cursor) <= 512:
+        raise bad
+    try:
+        key = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (binascii.Error, ValueError):
+        raise bad from None
+    if (type(key) is not list or len(key) != 3 or key[0] != "events" or type(key[1]) is not str
+            or "\x00" in key[1] or type(key[2]) is not int or not 0 <= key[2] < 2**63):
+        raise bad
+    return key[1], key[2]
 
 
 def agent_names(store: Store, prefix: str = "", limit: int = 100) -> list[str]:

@@ -25,8 +25,8 @@ import orjson
 
 from obsctl.errors import InvalidInput
 from obsctl.models.sessions import EventLine, EventSelection
-from obsctl.services.incidents import optional_window
 from obsctl.services.sessions.export import ExportStream, csv_cell
+from obsctl.services.windows import optional_window
 from obsctl.store import Store
 from obsctl.vocabulary import EVENT_LINE_COLUMNS
 

@@ -1,5 +1,10 @@
 """Explain a session as Markdown: header (with the tags), numbered timeline of every event,
-the call tree when events name parents, the scores when there are any, summary."""
+the call tree when events name parents, the scores when there are any, summary.
+
+A session of more than EXPLAIN_EVENTS events (an agent that ran for days) is explained in
+bounded time and memory: its timeline shows the first and the last EXPLAIN_ENDS events with a
+line saying how many are left out (the export has them all), and no call tree; the header and
+summary still cover every event (SQL aggregates)."""
 
 from __future__ import annotations
 
@@ -24,6 +29,8 @@ REASONING_CHARS = 300
 # The messages of a model call shown in explain: the last ones sent to it, then its reply.
 MAX_TURNS = 6
 MAX_ERROR_REFS = 20
+EXPLAIN_EVENTS = 10_000
+EXPLAIN_ENDS = 1_000
 
 # Inline Markdown that user text could trigger (emphasis, code, links, HTML, table pipes).
 _MD_SPECIAL = "\\`*[]<>|"
@@ -223,11 +230,15 @@ def _conversation(said: list, replied: list) -> list[str]:
     return lines if len(lines) > 1 else []
 
 
-def _summary(summary: dict, error_numbers: list[int]) -> list[str]:
+def _summary(summary: dict, error_numbers: list[int] | None) -> list[str]:
+    """The summary; `error_numbers` None when the timeline was cut (the errors are counted,
+    not numbered)."""
     types = ", ".join(f"{_code(t)} {n}" for t, n in summary["event_types"].items()) or "none"
     lines = ["## Summary", "", f"- **Event types:** {types}"]
     errors = summary["error_count"]
-    if errors:
+    if errors and error_numbers is None:
+        lines.append(f"- **Errors:** {_num(errors)}")
+    elif errors:
         refs = ", ".join(f"#{n}" for n in error_numbers[:MAX_ERROR_REFS])
         more = f" and {len(error_numbers) - MAX_ERROR_REFS} more" if len(error_numbers) > MAX_ERROR_REFS else ""
         noun = "event" if len(error_numbers) == 1 else "events"
@@ -268,21 +279,43 @@ def explain_session(store: Store, session_id: str) -> dict:
     summary = session_summary(store, session)
     lines = _header(session, summary, session_tags(store, session_id))
     lines += ["", "## Timeline", ""]
-    error_numbers: list[int] = []
-    number = 0
     origin = parse_ts(session["started_at"]) if session["started_at"] else None
-    for number, row in enumerate(store.sessions.session_timeline_rows(session_id), start=1):
-        lines += _event_lines(number, row, origin)
-        if row[-1]:  # is_error, the last of the timeline columns
-            error_numbers.append(number)
-    if number == 0:
-        lines.append("_No events._")
-    tree_rows = store.sessions.session_tree_rows(session_id)
-    if any(row[1] is not None for row in tree_rows):  # some event names a parent
-        numbers = {row[0]: n for n, row in enumerate(tree_rows, start=1)}
-        lines += [""] + _tree(tree_rows, numbers)
+    count = session["event_count"] or 0
+    if count > EXPLAIN_EVENTS:
+        lines += _ends(store, session, origin, count)
+        error_numbers = None
+    else:
+        error_numbers = []
+        number = 0
+        for number, row in enumerate(store.sessions.session_timeline_rows(session_id), start=1):
+            lines += _event_lines(number, row, origin)
+            if row[-1]:  # is_error, the last of the timeline columns
+                error_numbers.append(number)
+        if number == 0:
+            lines.append("_No events._")
+        tree_rows = store.sessions.session_tree_rows(session_id)
+        if any(row[1] is not None for row in tree_rows):  # some event names a parent
+            numbers = {row[0]: n for n, row in enumerate(tree_rows, start=1)}
+            lines += [""] + _tree(tree_rows, numbers)
     scores = session_scores(store, session_id)
     if scores:
         lines += [""] + _scores(scores)
     lines += [""] + _summary(summary, error_numbers)
     return {"session_id": session["session_id"], "explanation": "\n".join(lines) + "\n"}
+
+
+def _ends(store: Store, session: dict, origin: datetime | None, count: int) -> list[str]:
+    """The timeline of a session too big to show whole: its first and last EXPLAIN_ENDS events."""
+    session_id = session["session_id"]
+    lines: list[str] = []
+    for number, row in enumerate(store.sessions.session_timeline_rows(session_id, EXPLAIN_ENDS), start=1):
+        lines += _event_lines(number, row, origin)
+    last = store.sessions.session_timeline_rows(session_id, EXPLAIN_ENDS, last=True)
+    first_of_last = count - len(last) + 1
+    lines += [f"_... {_num(first_of_last - EXPLAIN_ENDS - 1)} events (#{_num(EXPLAIN_ENDS + 1)} to "
+              f"#{_num(first_of_last - 1)}) are left out: this explanation shows the first and last "
+              f"{_num(EXPLAIN_ENDS)} of a session of more than {_num(EXPLAIN_EVENTS)} events, without its "
+              f"call tree. `obsctl export {md_escape(session_id)}` has every event._", ""]
+    for number, row in enumerate(last, start=first_of_last):
+        lines += _event_lines(number, row, origin)
+    return lines

@@ -21,9 +21,8 @@ from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value
 from obsctl.models.sessions import SESSION_RANGES, SESSION_SORT_KEYS, SessionFilter
 from obsctl.params import MAX_COUNT, IntParam
-from obsctl.services.maintenance import parse_age
 from obsctl.services.sessions.housekeeping import check_key, check_tag_filters
-from obsctl.timeutil import format_ts, normalize_ts, now, parse_ts
+from obsctl.timeutil import format_ts, normalize_ts, now, parse_age, parse_ts
 from obsctl.vocabulary import SESSION_STATUSES
 
 DEFAULT_SORT = "-start"

@@ -149,7 +149,7 @@ def triage_batch(store: Store, *, pricer, limit: int | None = None,
     """
     limit = BATCH_LIMIT.check(limit)
     min_events = BATCH_MIN_EVENTS.check(min_events)
-    from obsctl.services.incidents import optional_window
+    from obsctl.services.windows import optional_window
 
     start, end = optional_window(since, until)
     ids, total = store.triage.recent_session_ids(limit=limit, min_events=min_events, agent=agent or None,

@@ -12,18 +12,18 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from obsctl.services.rates import SessionEventCounts
-from obsctl.services.sessions import require_session
-from obsctl.services.sessions.fields import as_text, error_message, excerpt, main_text
-from obsctl.services.triage import anomaly
-from obsctl.services.triage.cost import cost_summary
-from obsctl.services.triage.errors import (
+import obsctl.services.triage.anomaly as anomaly
+from obsctl.services.error_kinds import (
     ErrorGroup,
     classify_error,
     fingerprint,
     group_errors,
     normalise_message,
 )
+from obsctl.services.rates import SessionEventCounts
+from obsctl.services.sessions import require_session
+from obsctl.services.sessions.fields import as_text, error_message, excerpt, main_text
+from obsctl.services.triage.cost import cost_summary
 from obsctl.timeutil import ms_between
 from obsctl.vocabulary import LIFECYCLE_TYPES, tool_field
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from obsctl.services.pricing import priced_total
 from obsctl.services.sessions.fields import session_duration_ms
-from obsctl.services.triage.cost import priced_total
 from obsctl.timeutil import format_ts, parse_ts
 
 WINDOW_DAYS = 7

@@ -7,31 +7,7 @@ were spent and none of them could be priced; a group that spent no tokens costs 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-USD_DECIMALS = 6
-
-
-def priced_total(usage: Iterable[tuple[str | None, int, int]], pricer) -> tuple[float | None, int]:
-    """(USD total, unpriced tokens) of (model, tokens_in, tokens_out) items.
-
-    The total covers the priced items only; it is None when tokens were spent and no item
-    could be priced, and 0.0 when no tokens were spent at all.
-    """
-    total, priced, unpriced_tokens = 0.0, False, 0
-    for model, tokens_in, tokens_out in usage:
-        tokens = (tokens_in or 0) + (tokens_out or 0)
-        if tokens == 0:
-            continue
-        cost = pricer.cost(model, tokens_in, tokens_out) if model else None
-        if cost is None:
-            unpriced_tokens += tokens
-        else:
-            total += cost
-            priced = True
-    if priced:
-        return round(total, USD_DECIMALS), unpriced_tokens
-    return (None if unpriced_tokens else 0.0), unpriced_tokens
+from obsctl.services.pricing import USD_DECIMALS, priced_total  # noqa: F401 (re-exported)
 
 
 def _usage_by(steps, key) -> dict:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
+from obsctl.services.error_kinds import KIND_SUGGESTIONS
 from obsctl.services.triage.analysis import SessionAnalysis
 from obsctl.services.triage.anomaly import WINDOW_DAYS
-from obsctl.services.triage.errors import KIND_SUGGESTIONS
 from obsctl.text import plural
 from obsctl.timeutil import parse_ts
 

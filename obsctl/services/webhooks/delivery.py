@@ -35,10 +35,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import obsctl.services.webhooks.transport as webhook_http
 from obsctl import __version__
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import dumps
-from obsctl.services.webhooks import transport as webhook_http
 from obsctl.services.webhooks.payloads import build_payload, pagerduty_test_resolve, sample_alert
 from obsctl.services.webhooks.url_safety import (
     PrivateDestination,

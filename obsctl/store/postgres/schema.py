@@ -388,7 +388,7 @@ def _m020(conn: psycopg.Connection) -> None:
 
 def _m021(conn: psycopg.Connection) -> None:
     # Costs stored at ingest (see the SQLite migration of the same name).
-    from obsctl.store import cost_sql
+    import obsctl.store.cost_sql as cost_sql
 
     conn.execute("ALTER TABLE events ADD COLUMN cost_usd DOUBLE PRECISION")
     conn.execute("ALTER TABLE sessions ADD COLUMN cost_usd DOUBLE PRECISION")

@@ -69,9 +69,15 @@ _TIMELINE_SELECT = (f"SELECT {', '.join(TIMELINE_COLUMNS)} FROM events WHERE ses
                     f"ORDER BY timestamp, id")
 
 
-def session_timeline_rows(conn: psycopg.Connection, session_id: str) -> list[tuple]:
-    """A session's events in the order of iter_session_events, as TIMELINE_COLUMNS tuples."""
-    return conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
+def session_timeline_rows(conn: psycopg.Connection, session_id: str, limit: int | None = None, *,
+                          last: bool = False) -> list[tuple]:
+    """A session's events in the order of iter_session_events, as TIMELINE_COLUMNS tuples;
+    with `limit`, the first (or `last`) that many."""
+    if limit is None:
+        return conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
+    order = "timestamp DESC, id DESC" if last else "timestamp, id"
+    rows = conn.execute(_TIMELINE_SELECT.replace("timestamp, id", order) + " LIMIT %s", [session_id, limit]).fetchall()
+    return rows[::-1] if last else rows
 
 
 _TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error, "
@@ -93,6 +99,20 @@ def iter_session_events(conn: psycopg.Connection, session_id: str) -> Iterator[d
     )
     for row in cursor:
         yield dict(zip(EVENT_READ_COLUMNS, row))
+
+
+def session_events_page(conn: psycopg.Connection, session_id: str, after: tuple[str, int] | None,
+                        limit: int) -> list[tuple[int, dict]]:
+    """Up to `limit` of a session's events in the order of iter_session_events, after the
+    (timestamp, id) `after` (None: from the first), each with its id (a page's position)."""
+    where, params = "session_id = %s", [session_id]
+    if after is not None:
+        where += " AND (timestamp, id) > (%s, %s)"
+        params += list(after)
+    cursor = conn.execute(
+        f"SELECT id, {', '.join(EVENT_READ_COLUMNS)} FROM events WHERE {where} ORDER BY timestamp, id LIMIT %s",
+        [*params, limit])
+    return [(row[0], dict(zip(EVENT_READ_COLUMNS, row[1:]))) for row in cursor]
 
 
 # ---- housekeeping: delete, tags, scores (the same answers as the SQLite module) ----

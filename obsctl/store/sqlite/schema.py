@@ -420,7 +420,7 @@ def m021_session_costs(db):
     # each session's sum of its priced events (NULL: none priced) and its calls that used
     # tokens without a known price, and the price table those costs came from. Events stored
     # before have no cost: their sessions count them as unpriced until `obsctl db reprice`.
-    from obsctl.store import cost_sql
+    import obsctl.store.cost_sql as cost_sql
 
     db.executescript(f"""
         ALTER TABLE events ADD COLUMN cost_usd REAL;

@@ -46,7 +46,8 @@ def list_sessions():
 
 @blueprint.get("/sessions/<session_path:session_id>")
 def get_session(session_id: str):
-    return json_response(service.get_session(get_store(), session_id, tree=bool_arg("tree")))
+    return json_response(service.get_session(get_store(), session_id, tree=bool_arg("tree"),
+                                             limit=int_arg("limit"), cursor=request.args.get("cursor")))
 
 
 @blueprint.delete("/sessions/<session_path:session_id>")
@@ -105,10 +106,13 @@ OPENAPI_PATHS = {
     "/sessions/{session_id}": {
         "get": operation(
             "sessions",
-            "One session with its tags, scores and all of its events",
+            "One session with its tags, scores and all of its events (up to 10,000; beyond, pages with `next`)",
             params=[session_id_param(),
                     query_param("tree", {"type": "boolean", "default": False},
-                                "Nest the events as a span tree (parent_id): each with self_time_ms and children")],
+                                "Nest the events as a span tree (parent_id): each with self_time_ms and children"),
+                    int_query_param(service.EVENTS_LIMIT, "Events in this answer (the first page without cursor)"),
+                    query_param("cursor", {"type": "string"},
+                                "The `next` of the previous answer: the session's events after it")],
             ok=json_content(ref(SessionDetail)),
             errors=error_responses(400, 404),
         ),

@@ -9,6 +9,7 @@ from flask import Blueprint, Response, current_app, redirect, render_template, r
 from markupsafe import Markup, escape
 from werkzeug.exceptions import HTTPException
 
+import obsctl.web.ui.access as access
 from obsctl.errors import InvalidInput, NotFound, ObsctlError, QueryTimeout, StorageError
 from obsctl.services import alerts as alert_service
 from obsctl.services import dashboard as dashboard_service
@@ -30,7 +31,6 @@ from obsctl.vocabulary import SESSION_STATUSES
 from obsctl.web.http import get_settings, get_store
 from obsctl.web.routes.alerts import send_deliveries
 from obsctl.web.security import auth_failures
-from obsctl.web.ui import access
 from obsctl.web.ui.present import event_rows, fmt_ms, fmt_num, pretty_json, sparkline_points, timeline
 
 CACHE_KEY = "obsctl_dashboard_cache"
@@ -213,13 +213,12 @@ def _whole(name: str, text: str | None) -> int | None:
 @blueprint.get("/ui/sessions/<path:session_id>")
 def session_page(session_id: str):
     store = get_store()
-    detail = session_service.get_session(store, session_id)
-    events = detail.pop("events")
+    detail = session_service.get_session(store, session_id, limit=SHOWN_EVENTS)
+    shown = detail.pop("events")
     summary = session_summary(store, session_service.require_session(store, session_id))
-    shown = events[:SHOWN_EVENTS]
     return render_template("session.html", page="sessions", session=detail, summary=summary,
                            rows=event_rows(shown), timeline=timeline(detail, shown),
-                           hidden=len(events) - len(shown))
+                           hidden=max(0, detail["event_count"] - len(shown)))
 
 
 LIVE_HEARTBEAT_S = 3

@@ -22,6 +22,7 @@ import pytest
     ("sessions", "list", "--min-cost", "0.0001", "--sort=-cost", "--json"),
     ("sessions", "show", "support-004"),
     ("sessions", "show", "support-004", "--json"),
+    ("sessions", "show", "support-004", "--limit", "2", "--json"),
     ("explain", "support-004"),
     ("explain", "support-004", "--json"),
     ("analytics", "--json"),
@@ -51,6 +52,7 @@ def test_documents_differ_only_in_when_they_were_made(remote, args):
     ("compare", "support-001", "no-such-session"),
     ("sessions", "list", "--limit", "0"),
     ("sessions", "list", "--cursor", "WyJ0b2tlbnMiLGZhbHNlLDEsInMiXQ"),
+    ("sessions", "show", "support-004", "--cursor", "WyJ0b2tlbnMiLGZhbHNlLDEsInMiXQ"),
     ("sessions", "list", "--sort", "price"),
 ])
 def test_errors_are_the_same_message_and_exit_code(remote, args):

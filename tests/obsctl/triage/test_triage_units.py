@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from obsctl.services.error_kinds import classify_error, fingerprint, normalise_message
 from obsctl.services.ingest import ingest_events
 from obsctl.services.postmortem import (
     COST_SEVERITIES,
@@ -18,7 +19,6 @@ from obsctl.services.postmortem import (
 )
 from obsctl.services.triage.analysis import analyse_session
 from obsctl.services.triage.anomaly import check_metric, median, nearest_rank, robust_scale
-from obsctl.services.triage.errors import classify_error, fingerprint, normalise_message
 from obsctl.store.sqlite import triage as store
 from tests import triage_scenarios as sc
 
