@@ -14,6 +14,12 @@ from obsctl.store import Store
 from obsctl.timeutil import MAX_AGE, iso_minus, normalize_ts, now_iso, parse_age  # noqa: F401 (re-exported)
 
 PRUNE_BATCH_SESSIONS = 500
+# Events deleted per transaction at most (SQLite; about half a second of its write lock): a
+# session with more goes over several transactions.
+PRUNE_BATCH_EVENTS = 20_000
+# A pause between two transactions of a prune, so a writer waiting for SQLite's lock (which
+# polls while it waits) gets it before the next batch does.
+PRUNE_PAUSE_S = 0.05
 
 
 def prune(store: Store, older_than: str, *, dry_run: bool = False,
@@ -24,7 +30,8 @@ def prune(store: Store, older_than: str, *, dry_run: bool = False,
     First, unless `dry_run`, sessions idle for `idle_timeout` are completed (see
     services/sessions/lifecycle.py), as every scheduled run does.
 
-    Works in transactions of a few hundred sessions so a running server keeps ingesting.
+    Works in transactions of a few hundred sessions and at most PRUNE_BATCH_EVENTS events (on
+    SQLite), so a running server keeps ingesting, even while one huge session goes.
 
     `cutoff` continues an earlier prune with that earlier cutoff (it must be at least
     `older_than` ago). With `deadline` (a `time.monotonic()` value) it stops after the first
@@ -43,8 +50,8 @@ def prune(store: Store, older_than: str, *, dry_run: bool = False,
         return result
     deleted_sessions = deleted_events = 0
     while True:
-        s, e = store.maintenance.prune_batch(cutoff, PRUNE_BATCH_SESSIONS)
-        if not s:
+        s, e = store.maintenance.prune_batch(cutoff, PRUNE_BATCH_SESSIONS, PRUNE_BATCH_EVENTS)
+        if not s and not e:
             break
         deleted_sessions += s
         deleted_events += e
@@ -52,6 +59,7 @@ def prune(store: Store, older_than: str, *, dry_run: bool = False,
         if deadline is not None and time.monotonic() >= deadline:
             result.update(sessions=deleted_sessions, events=deleted_events, complete=False)
             return result
+        time.sleep(PRUNE_PAUSE_S)
     result.update(sessions=deleted_sessions, events=deleted_events)
     return result
 

@@ -198,7 +198,7 @@ class MaintenanceRepository(Protocol):
     def count_prunable(self, cutoff: str) -> tuple[int, int]:
         """(sessions, events) whose last activity is before `cutoff`."""
 
-    def prune_batch(self, cutoff: str, batch_sessions: int) -> tuple[int, int]:
+    def prune_batch(self, cutoff: str, batch_sessions: int, batch_events: int | None = None) -> tuple[int, int]:
         """Delete up to `batch_sessions` inactive sessions and their events in one transaction."""
 
     def table_counts(self, *, damaged: bool = False) -> dict[str, int | None]:

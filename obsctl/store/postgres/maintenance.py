@@ -49,8 +49,12 @@ def count_prunable(conn: psycopg.Connection, cutoff: str) -> tuple[int, int]:
     return sessions, events
 
 
-def prune_batch(conn: psycopg.Connection, cutoff: str, batch_sessions: int) -> tuple[int, int]:
+def prune_batch(conn: psycopg.Connection, cutoff: str, batch_sessions: int,
+                batch_events: int | None = None) -> tuple[int, int]:
     """Delete up to `batch_sessions` inactive sessions and their events in one transaction.
+
+    `batch_events` is SQLite's bound (its one writer waits for the whole delete); here
+    writers do not queue behind a delete (row locks), so sessions go whole.
 
     Returns (sessions, events) deleted; the analytics rollup is adjusted in the same
     transaction so it stays exact, and the deleted events' ids leave `event_keys`.

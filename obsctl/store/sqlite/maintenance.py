@@ -43,22 +43,42 @@ def count_prunable(db: sqlite_utils.Database, cutoff: str) -> tuple[int, int]:
     return sessions, events
 
 
-def prune_batch(db: sqlite_utils.Database, cutoff: str, batch_sessions: int) -> tuple[int, int]:
+# The same, for the events `temp.prune_events` lists (part of one big session's events).
+SUBTRACT_EVENT_STATS = SUBTRACT_STATS.replace("session_id IN ({sessions})", "id IN (SELECT id FROM temp.prune_events)")
+
+
+def prune_batch(db: sqlite_utils.Database, cutoff: str, batch_sessions: int,
+                batch_events: int | None = None) -> tuple[int, int]:
     """Delete up to `batch_sessions` inactive sessions and their events in one transaction.
+
+    With `batch_events`, the sessions are taken while their events fit in it (at least one);
+    a session with more events than that alone loses only its oldest `batch_events` events
+    here and goes in a later call. SQLite has one writer: a transaction deleting a million
+    events would hold it for half a minute, and every ingest would wait. Meanwhile the session
+    is still listed, with fewer events (the next call goes on with it).
 
     Returns (sessions, events) deleted; the analytics rollup is adjusted in the same
     transaction so it stays exact.
     """
     conn = db.conn
     with write_transaction(db):
+        rows = conn.execute(f"SELECT session_id, event_count FROM sessions WHERE {_LAST_ACTIVITY} < ? LIMIT ?",
+                            [cutoff, batch_sessions]).fetchall()
+        if not rows:
+            return 0, 0
+        chosen, events_in = [], 0
+        for session_id, count in rows:
+            if chosen and batch_events is not None and events_in + count > batch_events:
+                break
+            chosen.append(session_id)
+            events_in += count
+        if batch_events is not None and events_in > batch_events:
+            deleted = _prune_oldest_events(conn, chosen[0], batch_events)
+            if deleted:
+                return 0, deleted
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS prune_batch (session_id TEXT PRIMARY KEY)")
         conn.execute("DELETE FROM temp.prune_batch")
-        conn.execute(
-            f"INSERT INTO temp.prune_batch SELECT session_id FROM sessions "
-            f"WHERE {_LAST_ACTIVITY} < ? LIMIT ?", [cutoff, batch_sessions])
-        sessions = conn.execute("SELECT COUNT(*) FROM temp.prune_batch").fetchone()[0]
-        if not sessions:
-            return 0, 0
+        conn.executemany("INSERT INTO temp.prune_batch VALUES (?)", [(s,) for s in chosen])
         if _has_table(conn, "event_stats"):
             conn.execute(SUBTRACT_STATS.format(sessions="SELECT session_id FROM temp.prune_batch"))
             conn.execute("DELETE FROM event_stats WHERE event_count <= 0")
@@ -66,7 +86,21 @@ def prune_batch(db: sqlite_utils.Database, cutoff: str, batch_sessions: int) -> 
             "DELETE FROM events WHERE session_id IN (SELECT session_id FROM temp.prune_batch)").rowcount
         conn.execute("DELETE FROM sessions WHERE session_id IN (SELECT session_id FROM temp.prune_batch)")
         conn.execute("DELETE FROM temp.prune_batch")
-    return sessions, events
+    return len(chosen), events
+
+
+def _prune_oldest_events(conn: sqlite3.Connection, session_id: str, count: int) -> int:
+    """Delete a session's oldest `count` events (inside prune's transaction), keeping the rollup exact."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS prune_events (id INTEGER PRIMARY KEY)")
+    conn.execute("DELETE FROM temp.prune_events")
+    conn.execute("INSERT INTO temp.prune_events SELECT id FROM events WHERE session_id = ? "
+                 "ORDER BY timestamp, id LIMIT ?", [session_id, count])
+    if _has_table(conn, "event_stats"):
+        conn.execute(SUBTRACT_EVENT_STATS)
+        conn.execute("DELETE FROM event_stats WHERE event_count <= 0")
+    deleted = conn.execute("DELETE FROM events WHERE id IN (SELECT id FROM temp.prune_events)").rowcount
+    conn.execute("DELETE FROM temp.prune_events")
+    return deleted
 
 
 def _has_table(conn, name: str) -> bool:

@@ -56,6 +56,54 @@ def test_prune_deletes_inactive_sessions_and_keeps_rollup_exact(db):
     assert pruned_stats == stats_rows(db)
 
 
+def _writer_free(db) -> bool:
+    """On SQLite, whether another connection could start writing now; True on PostgreSQL."""
+    if db.backend != "sqlite":
+        return True
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    probe = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        probe.close()
+
+
+def test_a_huge_session_is_pruned_over_several_transactions_and_the_rollup_stays_exact(db, monkeypatch):
+    from obsctl.services import maintenance
+    from obsctl.store.postgres import event_stats as pg_event_stats
+    from obsctl.store.sqlite import event_stats
+
+    monkeypatch.setattr(maintenance, "PRUNE_BATCH_EVENTS", 10)
+    old = iso_minus(timedelta(days=40))
+    ingest_events(db, [event("huge", "llm_call" if i % 3 else "tool_call", model="gpt-4o", tokens_in=i,
+                             event_id=f"h{i}", timestamp=f"{old[:17]}{i:02d}.000Z") for i in range(25)])
+    seed_ages(db)
+    steps = []
+
+    def between(sessions, events):
+        """After each transaction: the writer is free, and the oldest events went first."""
+        oldest = db.conn.execute("SELECT event_id FROM events WHERE session_id = 'huge' "
+                                 "ORDER BY timestamp LIMIT 1").fetchone()
+        steps.append((sessions, events, oldest[0] if oldest else None, _writer_free(db)))
+
+    result = prune(db, "30d", on_progress=between)
+    assert (result["sessions"], result["events"]) == (2, 27)
+    assert {r[0] for r in db.conn.execute("SELECT session_id FROM sessions")} == {"revived", "new"}
+    if db.backend == "sqlite":  # one writer: at most 10 events a transaction, the oldest first
+        events = [0, *(step[1] for step in steps)]
+        assert all(0 <= later - earlier <= 10 for earlier, later in zip(events, events[1:], strict=False))
+        assert ("h10", True) in [step[2:] for step in steps] and ("h20", True) in [step[2:] for step in steps]
+        assert steps[-1][:2] == (2, 27) and len(steps) >= 4
+    pruned_stats = stats_rows(db)
+    with db.conn:
+        (pg_event_stats if db.backend == "postgresql" else event_stats).rebuild(db.conn)
+    assert pruned_stats == stats_rows(db)
+
+
 @pytest.mark.parametrize("text,expected", [("30d", timedelta(days=30)), ("12h", timedelta(hours=12)),
                                            ("90m", timedelta(minutes=90)), ("2w", timedelta(weeks=2))])
 def test_parse_age(text, expected):
