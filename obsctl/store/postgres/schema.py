@@ -446,6 +446,13 @@ def _m029(conn: psycopg.Connection) -> None:
                  'last_seen_at TEXT COLLATE "C" NOT NULL)')
 
 
+def _m027(conn: psycopg.Connection) -> None:
+    # SQLite's m027: tool_name joins the index a session's summary groups by.
+    conn.execute("DROP INDEX IF EXISTS idx_events_session_stats")
+    conn.execute("CREATE INDEX idx_events_session_stats ON events(session_id, event_type, is_error, "
+                 "duration_ms, tokens_in, tokens_out, model, tool_name)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -470,6 +477,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m024_session_filter_indexes", _m024),
     ("m025_search_indexed_text_cap", _m025),
     ("m029_dashboard_logins", _m029),
+    ("m027_session_breakdown_index", _m027),
 ]
 
 
