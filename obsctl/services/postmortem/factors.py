@@ -103,9 +103,11 @@ def cascade_path(cascade: Cascade) -> str:
 def cascade_views(a: SessionAnalysis, cascades: list[Cascade]) -> dict:
     """The postmortem's `error_cascade` section."""
     views = []
+    # Once, not per cascade: a long session has thousands of cascades (quadratic otherwise).
+    last_success = max((s.index for s in a.work if not s.is_error), default=-1)
     for number, cascade in enumerate(cascades, start=1):
         first, last = cascade.errors[0], cascade.errors[-1]
-        later_success = any(not s.is_error for s in a.work if s.index > last.index)
+        later_success = last_success > last.index
         views.append({
             "cascade": number,
             "length": len(cascade.errors),
