@@ -13,7 +13,7 @@ Judged (issue 32's target: under 2 s and under 100 MiB of growth at 1M events):
   - `GET /sessions/<id>?cursor=...`: a page at the end of the session;
   - the dashboard's session page (`/ui/sessions/<id>`, the 1,000 events it shows).
 Reported, not judged (still read the whole session; the figures say how far they are):
-explain, export (JSON) and triage. The reference for the timings is a raw SQLite read of the
+explain, export (JSON), triage and postmortem. The reference for the timings is a raw SQLite read of the
 same page (`SELECT ... LIMIT 10000` in the bench process), measured in the same run.
 """
 
@@ -84,7 +84,7 @@ def rss(pid: int) -> int:
 
 
 def measure(pid: int, url: str, timeout: float) -> tuple[float, float, int]:
-    """(seconds to the last byte, peak RSS growth in MiB, status) of one GET."""
+    """(seconds to the last byte, peak RSS growth in MiB, status) of one GET (`POST url`: a POST)."""
     base = rss(pid)
     peak = [base]
     done = threading.Event()
@@ -98,7 +98,10 @@ def measure(pid: int, url: str, timeout: float) -> tuple[float, float, int]:
     sampler.start()
     start = time.perf_counter()
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
+        method, _, url = url.rpartition(" ")
+        request = urllib.request.Request(url, method=method or "GET", data=b"{}" if method else None,
+                                         headers={"Content-Type": "application/json"} if method else {})
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             while response.read(1 << 16):
                 pass
             status = response.status
@@ -171,10 +174,11 @@ def main() -> None:
                  "GET /sessions/<id>?cursor= (last page)": f"/sessions/{SESSION}?cursor={last_page_cursor(path)}",
                  "dashboard session page": f"/ui/sessions/{SESSION}"}
         reported = {"explain": f"/sessions/{SESSION}/explain", "export (JSON)": f"/sessions/{SESSION}/export",
-                    "triage": f"/triage/{SESSION}"}
+                    "triage": f"/triage/{SESSION}", "postmortem": f"/postmortem/{SESSION}"}
         results = {}
         for name, route in {**views, **reported}.items():
-            runs = [measure(server.pid, base + route, args.timeout) for _ in range(args.runs if name in views else 1)]
+            target = f"POST {base}{route}" if name == "postmortem" else base + route
+            runs = [measure(server.pid, target, args.timeout) for _ in range(args.runs if name in views else 1)]
             seconds = statistics.median(r[0] for r in runs)
             growth = statistics.median(r[1] for r in runs)
             statuses = sorted({r[2] for r in runs})
