@@ -74,6 +74,7 @@ class ErrorCascade(Struct):
 
 
 class TimelineEntry(Struct):
+    number: Annotated[Count, Meta(description="The event's place in the session, from 1")]
     timestamp: Timestamp
     elapsed_ms: float | None
     event_type: str
@@ -150,7 +151,11 @@ class PostmortemReport(SessionCounts):
     started_at: Timestamp
     ended_at: str | None
     duration_ms: float | None
-    timeline: list[TimelineEntry]
+    timeline: Annotated[list[TimelineEntry], Meta(
+        description="Every event; of a session of more than 10,000 events, the first and last 1,000 "
+                    "and the first 1,000 errors between them")]
+    timeline_left_out: Annotated[Count, Meta(description="Events the timeline leaves out (0 but for "
+                                                         "a session of more than 10,000 events)")]
     error_cascade: ErrorCascade
     cost_breakdown: CostBreakdown
     tool_performance: list[ToolPerformance]

@@ -51,12 +51,22 @@ def _header(r: dict) -> list[str]:
 
 def _timeline(r: dict) -> list[str]:
     rows = []
-    for number, e in enumerate(r["timeline"], start=1):
+    previous = 0
+    for e in r["timeline"]:
+        if e["number"] > previous + 1:  # a long session's timeline leaves events out
+            rows.append(["...", "", "", f"{_num(e['number'] - previous - 1)} events left out", "", ""])
+        previous = e["number"]
         marks = " ".join(m for m, on in (("**ERROR**", e["is_error"]), ("slow", e["slow"])) if on)
-        rows.append([str(number), format_elapsed(e["elapsed_ms"]), md_escape(e["event_type"]),
+        rows.append([str(e["number"]), format_elapsed(e["elapsed_ms"]), md_escape(e["event_type"]),
                      md_escape(e["description"]), _num(e["duration_ms"], " ms"), marks])
-    return ["## Timeline", ""] + _table(["#", "Elapsed", "Event", "Description", "Duration", "Flags"],
-                                        rows)
+    lines = ["## Timeline", ""]
+    if r["timeline_left_out"]:
+        from obsctl.services.postmortem.timeline import TIMELINE_ENDS, TIMELINE_ERRORS
+
+        lines += [f"Of its {_num(r['event_count'])} events this timeline shows the first and last "
+                  f"{_num(TIMELINE_ENDS)} and the first {_num(TIMELINE_ERRORS)} errors between them; "
+                  f"{_num(r['timeline_left_out'])} are left out (the export has every event).", ""]
+    return lines + _table(["#", "Elapsed", "Event", "Description", "Duration", "Flags"], rows)
 
 
 def _cascades(r: dict) -> list[str]:

@@ -1,4 +1,9 @@
-"""The postmortem timeline: every event in order, with a one-line description."""
+"""The postmortem timeline: every event in order, with a one-line description.
+
+A session of more than TIMELINE_EVENTS events (an agent that ran for days) gets a bounded
+timeline: its first and last TIMELINE_ENDS events and, between them, its first
+TIMELINE_ERRORS errors; each entry says its place in the session (`number`), and the report
+says how many entries were left out (`timeline_left_out`)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,9 @@ from obsctl.services.sessions.fields import excerpt, main_text, reasoning_text
 from obsctl.services.triage.analysis import SessionAnalysis, Step
 
 DESCRIPTION_CHARS = 140
+TIMELINE_EVENTS = 10_000
+TIMELINE_ENDS = 1_000
+TIMELINE_ERRORS = 1_000
 
 
 def describe(step: Step, session: dict) -> str:
@@ -38,23 +46,35 @@ def describe(step: Step, session: dict) -> str:
 
 
 def timeline(a: SessionAnalysis) -> list[dict]:
-    """Chronological entries: timestamp, elapsed_ms from the session start, event_type,
-    description, duration_ms, is_error, plus the event id, tool, model, tokens and whether
-    the event was slow."""
-    entries = []
-    for step in a.steps:
-        tokens = (step.tokens_in or 0) + (step.tokens_out or 0)
-        entries.append({
-            "timestamp": step.timestamp,
-            "elapsed_ms": a.elapsed_ms(step),
-            "event_type": step.event_type,
-            "description": describe(step, a.session),
-            "duration_ms": step.duration_ms,
-            "is_error": step.is_error,
-            "event_id": step.event_id,
-            "tool_name": step.tool_name,
-            "model": step.model,
-            "tokens": tokens,
-            "slow": step.slow,
-        })
-    return entries
+    """Chronological entries: number (the event's place in the session, from 1), timestamp,
+    elapsed_ms from the session start, event_type, description, duration_ms, is_error, plus the
+    event id, tool, model, tokens and whether the event was slow (bounded: see the module text)."""
+    return [_entry(a, step) for step in shown_steps(a)]
+
+
+def shown_steps(a: SessionAnalysis) -> list[Step]:
+    """The steps the timeline shows: all of them, or the bounded selection of a long session."""
+    steps = a.steps
+    if len(steps) <= TIMELINE_EVENTS:
+        return steps
+    tail_start = len(steps) - TIMELINE_ENDS
+    middle = [s for s in a.errors if TIMELINE_ENDS <= s.index < tail_start][:TIMELINE_ERRORS]
+    return [*steps[:TIMELINE_ENDS], *middle, *steps[tail_start:]]
+
+
+def _entry(a: SessionAnalysis, step: Step) -> dict:
+    tokens = (step.tokens_in or 0) + (step.tokens_out or 0)
+    return {
+        "number": step.index + 1,
+        "timestamp": step.timestamp,
+        "elapsed_ms": a.elapsed_ms(step),
+        "event_type": step.event_type,
+        "description": describe(step, a.session),
+        "duration_ms": step.duration_ms,
+        "is_error": step.is_error,
+        "event_id": step.event_id,
+        "tool_name": step.tool_name,
+        "model": step.model,
+        "tokens": tokens,
+        "slow": step.slow,
+    }

@@ -11,6 +11,7 @@ from obsctl.services.ingest import ingest_events
 from obsctl.services.postmortem import postmortem_candidates, postmortem_session, severity_for
 from obsctl.timeutil import format_ts
 from tests import triage_scenarios as sc
+from tests.conftest import event
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def test_cascade_severity_title_and_fields(cascade_report):
     assert list(r) == ["session_id", "agent_name", "generated_at", "severity", "severity_reason",
                        "event_count", "error_count", "body_events", "error_events",
                        "error_event_rate", "title", "summary", "status", "started_at", "ended_at",
-                       "duration_ms", "timeline", "error_cascade", "cost_breakdown",
+                       "duration_ms", "timeline", "timeline_left_out", "error_cascade", "cost_breakdown",
                        "tool_performance", "contributing_factors", "recommendations", "markdown"]
     assert r["severity_reason"] == "status error and 5 of 6 events failed (83.33%), at least 25%"
     assert (r["event_count"], r["error_count"], r["body_events"], r["error_events"],
@@ -46,6 +47,7 @@ def test_cascade_timeline(cascade_report):
         (0.0, "session_start", False), (1000.0, "llm_call", False), (2000.0, "rate_limit", True),
         (4000.0, "rate_limit", True), (8000.0, "rate_limit", True), (40000.0, "tool_call", True),
         (41000.0, "error", True), (42000.0, "session_end", False)]
+    assert [e["number"] for e in timeline] == list(range(1, 9)) and cascade_report["timeline_left_out"] == 0
     assert timeline[1]["description"] == "gpt-4o: 1,200 tokens in, 300 out"
     assert timeline[5]["description"] == ("web_search failed (timeout): web_search timed out after "
                                           "30000 ms")
@@ -260,3 +262,22 @@ def test_a_severity_reached_by_errors_and_by_cost_gives_both_reasons():
     assert severity_and_reason("completed", 1, 20, 25.5) == ("SEV-2", "cost $25.50, at least $20")
     assert severity_and_reason("error", 1, 20, 25.5) == ("SEV-2", "status error; 1 of 20 events failed (5%); "
                                                                    "cost $25.50, at least $20")
+
+
+def test_a_long_sessions_timeline_keeps_its_ends_and_errors(db, pricer, monkeypatch):
+    import importlib
+
+    timeline_mod = importlib.import_module("obsctl.services.postmortem.timeline")
+
+    monkeypatch.setattr(timeline_mod, "TIMELINE_EVENTS", 20)
+    monkeypatch.setattr(timeline_mod, "TIMELINE_ENDS", 3)
+    monkeypatch.setattr(timeline_mod, "TIMELINE_ERRORS", 2)
+    ingest_events(db, [event("long", "error" if i in (6, 9, 12) else "llm_call", event_id=f"e{i}",
+                             timestamp=f"2026-03-01T10:00:{i:02d}Z") for i in range(30)])
+    report = postmortem_session(db, "long", pricer=pricer)
+    assert [e["number"] for e in report["timeline"]] == [1, 2, 3, 7, 10, 28, 29, 30]
+    assert report["timeline_left_out"] == 22
+    markdown = report["markdown"]
+    assert "| ... |  |  | 3 events left out |  |  |" in markdown and "| 7 | " in markdown
+    assert "Of its 30 events this timeline shows the first and last 3 and the first 2 errors between them; " \
+           "22 are left out (the export has every event)." in markdown
