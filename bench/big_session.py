@@ -1,10 +1,10 @@
 """Benchmark one huge session: the views of a session of --events events (1M by default), as
 an agent that runs for days stores it, served by a real `obsctl serve` on 127.0.0.1.
 
-    .venv/bin/python bench/big_session.py [--events 1000000] [--runs 3] [--timeout 300]
+    .venv/bin/python bench/big_session.py [--events 1000000] [--runs 3] [--timeout 300] [--pg URL]
 
 The session is built once through the bulk ingest path (`obsctl ingest`, cached in
-bench/.cache). Each view is timed to its last byte, while a thread samples the server's
+bench/.cache; with --pg, in the PostgreSQL database URL names, which the run may fill). Each view is timed to its last byte, while a thread samples the server's
 resident memory every 5 ms: the figure is the peak growth over what the server held before
 the request. The median of --runs runs is judged.
 
@@ -13,7 +13,7 @@ Judged (issue 32's target: under 2 s and under 100 MiB of growth at 1M events):
   - `GET /sessions/<id>?cursor=...`: a page at the end of the session;
   - the dashboard's session page (`/ui/sessions/<id>`, the 1,000 events it shows).
 Reported, not judged (still read the whole session; the figures say how far they are):
-explain, export (JSON), triage and postmortem. The reference for the timings is a raw SQLite read of the
+explain, export (JSON), triage and postmortem. The reference for the timings is a raw read of the
 same page (`SELECT ... LIMIT 10000` in the bench process), measured in the same run.
 """
 
@@ -43,10 +43,10 @@ GENERATOR_VERSION = 1
 MIB = 1024 * 1024
 
 
-def build(path: Path, events: int) -> None:
+def build(where: str, events: int) -> None:
     """One session of `events` events (llm and tool calls, every 50th an error), ingested by
-    the CLI's bulk path."""
-    source = path.with_suffix(".jsonl")
+    the CLI's bulk path into `where` (a SQLite file or a PostgreSQL URL)."""
+    source = CACHE / f"big-session-{events}.jsonl"
     with source.open("w") as out:
         out.write(json.dumps({"session_id": SESSION, "event_type": "session_start", "agent_name": "marathon-agent",
                               "event_id": "m-start", "timestamp": "2026-11-01T00:00:00.000Z"}) + "\n")
@@ -63,10 +63,31 @@ def build(path: Path, events: int) -> None:
             if i % 50 == 49:
                 event.update(event_type="error", output_data={"error": "rate limit", "error_type": "rate_limit"})
             out.write(json.dumps(event) + "\n")
-    env = {**os.environ, "OBSCTL_DB": str(path)}
-    subprocess.run([str(BIN / "obsctl"), "ingest", str(source)], env=env, check=True,
+    subprocess.run([str(BIN / "obsctl"), "--db", where, "ingest", str(source)], check=True,
                    stdout=subprocess.DEVNULL)
     source.unlink()
+
+
+def connect(where: str):
+    """(a DB-API connection to `where`, its placeholder)."""
+    if where.startswith("postgresql://"):
+        import psycopg
+
+        return psycopg.connect(where, autocommit=True), "%s"
+    return sqlite3.connect(where), "?"
+
+
+def stored_events(where: str) -> int:
+    """The events of the session already stored at `where` (0 when there is no database yet)."""
+    if not where.startswith("postgresql://") and not Path(where).exists():
+        return 0
+    conn, mark = connect(where)
+    try:
+        return conn.execute(f"SELECT COUNT(*) FROM events WHERE session_id = {mark}", [SESSION]).fetchone()[0]
+    except Exception:  # no schema yet
+        return 0
+    finally:
+        conn.close()
 
 
 def free_port() -> int:
@@ -115,7 +136,7 @@ def measure(pid: int, url: str, timeout: float) -> tuple[float, float, int]:
     return elapsed, (peak[0] - base) / MIB, status
 
 
-def last_page_cursor(path: Path) -> str:
+def last_page_cursor(where: str) -> str:
     """The cursor of the session's last 100 events, as the API makes it ("" for a version
     without pages, measured as a reference: it answers the whole session)."""
     try:
@@ -123,9 +144,10 @@ def last_page_cursor(path: Path) -> str:
     except ImportError:
         return ""
 
-    with sqlite3.connect(path) as conn:
-        row = conn.execute("SELECT id, timestamp FROM events WHERE session_id = ? ORDER BY timestamp DESC, id DESC "
-                           "LIMIT 1 OFFSET 100", [SESSION]).fetchone()
+    conn, mark = connect(where)
+    row = conn.execute(f"SELECT id, timestamp FROM events WHERE session_id = {mark} "
+                       f"ORDER BY timestamp DESC, id DESC LIMIT 1 OFFSET 100", [SESSION]).fetchone()
+    conn.close()
     return encode_event_cursor((row[0], {"timestamp": row[1]}))
 
 
@@ -134,29 +156,36 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=sized(1_000_000, 20_000))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--pg", metavar="URL", help="a PostgreSQL database for the session (else SQLite)")
     parser.add_argument("--report")
     args = parser.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / f"big-session-{args.events}-v{GENERATOR_VERSION}.db"
-    report = Report("One huge session")
-    if not path.exists():
+    where = args.pg or str(CACHE / f"big-session-{args.events}-v{GENERATOR_VERSION}.db")
+    backend = "PostgreSQL" if args.pg else "SQLite"
+    report = Report(f"One huge session ({backend})")
+    stored = stored_events(where)
+    if stored not in (0, args.events):
+        raise SystemExit(f"{where} holds {stored:,} events of session {SESSION!r}, not {args.events:,}: "
+                         f"give an empty database")
+    if not stored:
         started = time.perf_counter()
-        build(path, args.events)
+        build(where, args.events)
         report.figure(f"built {args.events:,} events in one session in {time.perf_counter() - started:.0f} s")
-    with sqlite3.connect(path) as conn:
-        reference = []
-        for _ in range(args.runs):
-            start = time.perf_counter()
-            conn.execute("SELECT * FROM events WHERE session_id = ? ORDER BY timestamp, id LIMIT 10000",
-                         [SESSION]).fetchall()
-            reference.append(time.perf_counter() - start)
-    report.figure(f"session {SESSION!r}: {args.events:,} events; reference: a raw SQLite read of "
+    conn, mark = connect(where)
+    reference = []
+    for _ in range(args.runs):
+        start = time.perf_counter()
+        conn.execute(f"SELECT * FROM events WHERE session_id = {mark} ORDER BY timestamp, id LIMIT 10000",
+                     [SESSION]).fetchall()
+        reference.append(time.perf_counter() - start)
+    conn.close()
+    report.figure(f"session {SESSION!r} on {backend}: {args.events:,} events; reference: a raw read of "
                   f"10,000 of them {statistics.median(reference) * 1000:.0f} ms")
 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OBSCTL_")}
     env["OBSCTL_RATE_LIMITS"] = "off"
-    server = subprocess.Popen([str(BIN / "obsctl"), "--db", str(path), "serve", "--host", "127.0.0.1",
+    server = subprocess.Popen([str(BIN / "obsctl"), "--db", where, "serve", "--host", "127.0.0.1",
                                "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
                               stderr=(CACHE / "big-session-serve.log").open("wb"))
     try:
@@ -171,7 +200,7 @@ def main() -> None:
                     raise SystemExit("obsctl serve did not start") from None
                 time.sleep(0.2)
         views = {"GET /sessions/<id>": f"/sessions/{SESSION}",
-                 "GET /sessions/<id>?cursor= (last page)": f"/sessions/{SESSION}?cursor={last_page_cursor(path)}",
+                 "GET /sessions/<id>?cursor= (last page)": f"/sessions/{SESSION}?cursor={last_page_cursor(where)}",
                  "dashboard session page": f"/ui/sessions/{SESSION}"}
         reported = {"explain": f"/sessions/{SESSION}/explain", "export (JSON)": f"/sessions/{SESSION}/export",
                     "triage": f"/triage/{SESSION}", "postmortem": f"/postmortem/{SESSION}"}
