@@ -3,6 +3,7 @@ obsctl/store/sqlite/sessions.py)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import psycopg
@@ -92,13 +93,20 @@ def session_tree_rows(conn: psycopg.Connection, session_id: str) -> list[tuple]:
     return conn.execute(_TREE_SELECT, [session_id]).fetchall()
 
 
+# Rows a server-side cursor fetches at a time (iter_session_events).
+_STREAM_ROWS = 2000
+_stream_names = itertools.count()
+
+
 def iter_session_events(conn: psycopg.Connection, session_id: str) -> Iterator[dict]:
-    """A session's events in time order (ties in arrival order), streamed from the cursor."""
-    cursor = conn.execute(
-        f"{_EVENT_SELECT} WHERE session_id = %s ORDER BY timestamp, id", [session_id]
-    )
-    for row in cursor:
-        yield dict(zip(EVENT_READ_COLUMNS, row))
+    """A session's events in time order (ties in arrival order), streamed: a server-side cursor
+    fetches _STREAM_ROWS at a time (a client-side one would hold the whole result, 430 MiB for
+    a session of 1M events), inside a transaction, so the export reads one snapshot."""
+    with conn.transaction(), conn.cursor(name=f"obsctl_session_events_{next(_stream_names)}") as cursor:
+        cursor.itersize = _STREAM_ROWS
+        cursor.execute(f"{_EVENT_SELECT} WHERE session_id = %s ORDER BY timestamp, id", [session_id])
+        for row in cursor:
+            yield dict(zip(EVENT_READ_COLUMNS, row))
 
 
 def session_events_page(conn: psycopg.Connection, session_id: str, after: tuple[str, int] | None,
