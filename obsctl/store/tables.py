@@ -62,3 +62,20 @@ SESSION_TOTALS = ("SELECT COUNT(*), COALESCE(SUM(event_count), 0), COALESCE(SUM(
                   "COALESCE(SUM(unpriced_calls), 0) FROM sessions")
 SESSION_TOTAL_NAMES = ("sessions", "events", "errors", "tokens_in", "tokens_out", "body_events",
                        "error_events", "unpriced_calls")
+
+
+def session_events_page_query(mark: str, session_id: str, after: tuple[str, int] | None,
+                              limit: int) -> tuple[str, list]:
+    """The SQL and parameters of a page of a session's events (the stores' session_events_page),
+    with the backend's placeholder `mark`: each row its id, then EVENT_READ_COLUMNS."""
+    where, params = f"session_id = {mark}", [session_id]
+    if after is not None:
+        where += f" AND (timestamp, id) > ({mark}, {mark})"
+        params += list(after)
+    return (f"SELECT id, {', '.join(EVENT_READ_COLUMNS)} FROM events WHERE {where} "
+            f"ORDER BY timestamp, id LIMIT {mark}", [*params, limit])
+
+
+def page_rows(cursor) -> list[tuple[int, dict]]:
+    """(id, event) of the rows of session_events_page_query."""
+    return [(row[0], dict(zip(EVENT_READ_COLUMNS, row[1:]))) for row in cursor]

@@ -10,7 +10,7 @@ from obsctl.models.sessions import SessionFilter
 from obsctl.store import session_filter_sql
 from obsctl.store.sqlite.analytics import SESSION_DURATION_MS
 from obsctl.store.sqlite.maintenance import SUBTRACT_STATS
-from obsctl.store.tables import EVENT_READ_COLUMNS, SESSION_COLUMNS
+from obsctl.store.tables import EVENT_READ_COLUMNS, SESSION_COLUMNS, page_rows, session_events_page_query
 
 _SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
 _EVENT_SELECT = f"SELECT {', '.join(EVENT_READ_COLUMNS)} FROM events"
@@ -106,14 +106,7 @@ def session_events_page(db: sqlite_utils.Database, session_id: str, after: tuple
                         limit: int) -> list[tuple[int, dict]]:
     """Up to `limit` of a session's events in the order of iter_session_events, after the
     (timestamp, id) `after` (None: from the first), each with its id (a page's position)."""
-    where, params = "session_id = ?", [session_id]
-    if after is not None:
-        where += " AND (timestamp, id) > (?, ?)"
-        params += list(after)
-    cursor = db.conn.execute(
-        f"SELECT id, {', '.join(EVENT_READ_COLUMNS)} FROM events WHERE {where} ORDER BY timestamp, id LIMIT ?",
-        [*params, limit])
-    return [(row[0], dict(zip(EVENT_READ_COLUMNS, row[1:]))) for row in cursor]
+    return page_rows(db.conn.execute(*session_events_page_query("?", session_id, after, limit)))
 
 
 # ---- housekeeping: delete, tags, scores ----
