@@ -83,3 +83,19 @@ def open_any(where):
     if isinstance(where, str) and where.startswith("postgresql://"):
         return open_pg(where)
     return open_db(where)
+
+
+def sqlite_writer_free(path) -> bool:
+    """Whether another connection could start writing the SQLite file now (nobody holds its
+    write lock)."""
+    import sqlite3
+
+    probe = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        probe.close()

@@ -14,6 +14,7 @@ from obsctl.services.ingest import ingest_events
 from obsctl.services.maintenance import parse_age, prune
 from obsctl.timeutil import iso_minus
 from tests.conftest import event
+from tests.store_support import sqlite_writer_free
 
 
 def seed_ages(db):
@@ -60,16 +61,7 @@ def _writer_free(db) -> bool:
     """On SQLite, whether another connection could start writing now; True on PostgreSQL."""
     if db.backend != "sqlite":
         return True
-    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
-    probe = sqlite3.connect(path, timeout=0, isolation_level=None)
-    try:
-        probe.execute("BEGIN IMMEDIATE")
-        probe.execute("ROLLBACK")
-        return True
-    except sqlite3.OperationalError:
-        return False
-    finally:
-        probe.close()
+    return sqlite_writer_free(db.conn.execute("PRAGMA database_list").fetchone()[2])
 
 
 def test_a_huge_session_is_pruned_over_several_transactions_and_the_rollup_stays_exact(db, monkeypatch):

@@ -10,7 +10,6 @@ its deadline, the services, the HTTP app and its writer queue) is the real code.
 from __future__ import annotations
 
 import socket
-import sqlite3
 import threading
 import time
 
@@ -20,6 +19,7 @@ from obsctl.services import configuration, webhooks
 from obsctl.services.webhooks.delivery import deliver_due
 from obsctl.services.webhooks.url_safety import check_destinations
 from tests.conftest import event
+from tests.store_support import sqlite_writer_free
 
 SLOW = ".slow.test"
 
@@ -109,19 +109,6 @@ def test_an_ingest_is_not_blocked_while_webhook_names_are_looked_up(make_app, sl
         assert answer.get_json()["url"] == f"http://moved{SLOW}/hook"
 
 
-def _write_lock_free(db_path) -> bool:
-    """Whether another connection could start writing now (nobody holds the write lock)."""
-    probe = sqlite3.connect(db_path, timeout=0, isolation_level=None)
-    try:
-        probe.execute("BEGIN IMMEDIATE")
-        probe.execute("ROLLBACK")
-        return True
-    except sqlite3.OperationalError:
-        return False
-    finally:
-        probe.close()
-
-
 def _failed_delivery(store, settings) -> str:
     """A webhook on a slow name whose one delivery has failed (so it can be retried)."""
     hook = webhooks.create_webhook(store, settings, {"url": f"http://retry{SLOW}/hook"})
@@ -165,7 +152,7 @@ def test_no_use_case_looks_a_name_up_while_holding_the_write_lock(store, private
                 "last_error": None, "last_status_code": None, "next_attempt_at": "2000-01-01T00:00:00.000Z",
                 "created_at": "2099-01-01T00:00:00.000Z", "delivered_at": None}])
     slow_names.names.clear()
-    slow_names.probe = lambda: _write_lock_free(db_path)
+    slow_names.probe = lambda: sqlite_writer_free(db_path)
     USE_CASES[use_case](store, private_ok, ids)
     assert slow_names.names, "the use case never looked a name up"
     assert all(slow_names.seen), f"{use_case} looked a name up while holding the write lock"
