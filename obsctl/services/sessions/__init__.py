@@ -116,31 +116,20 @@ def get_session(store: Store, session_id: str, *, tree: bool = False, limit: int
 
 def encode_event_cursor(row: tuple[int, dict]) -> str:
     """The cursor of the page of a session's events after `row` ((id, event) of the store)."""
-    import base64
+    from obsctl.services.sessions.filters import cursor_of
 
-    import orjson
-
-    key = ["events", row[1]["timestamp"], row[0]]
-    return base64.urlsafe_b64encode(orjson.dumps(key)).decode().rstrip("=")
+    return cursor_of(["events", row[1]["timestamp"], row[0]])
 
 
 def decode_event_cursor(cursor: Any) -> tuple[str, int] | None:
     """(timestamp, id) of a cursor encode_event_cursor made, else InvalidInput."""
-    import base64
-    import binascii
-
-    import orjson
+    from obsctl.services.sessions.filters import key_of
 
     if cursor is None:
         return None
     bad = InvalidInput(f"cursor is not one this session's events gave (pass the `next` of the previous "
                        f"page unchanged); got {describe_value(cursor)}")
-    if type(cursor) is not str or not 0 < len(cursor) <= 512:
-        raise bad
-    try:
-        key = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (binascii.Error, ValueError):
-        raise bad from None
+    key = key_of(cursor, bad)
     if (type(key) is not list or len(key) != 3 or key[0] != "events" or type(key[1]) is not str
             or "\x00" in key[1] or type(key[2]) is not int or not 0 <= key[2] < 2**63):
         raise bad

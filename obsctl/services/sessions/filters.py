@@ -22,7 +22,8 @@ from obsctl.jsonutil import describe_value
 from obsctl.models.sessions import SESSION_RANGES, SESSION_SORT_KEYS, SessionFilter
 from obsctl.params import MAX_COUNT, IntParam
 from obsctl.services.sessions.housekeeping import check_key, check_tag_filters
-from obsctl.timeutil import format_ts, normalize_ts, now, parse_age, parse_ts
+from obsctl.services.windows import parse_time
+from obsctl.timeutil import format_ts, now, parse_age, parse_ts
 from obsctl.vocabulary import SESSION_STATUSES
 
 DEFAULT_SORT = "-start"
@@ -100,13 +101,7 @@ def check_metadata_filters(values: Any) -> list[str]:
 
 
 def _time(text: Any, name: str) -> str:
-    try:
-        if type(text) is not str:
-            raise ValueError
-        return normalize_ts(text.strip())
-    except ValueError:
-        also = " or an age like 2h, 30m, 7d" if name == "since" else ""
-        raise InvalidInput(f"{name} must be an ISO 8601 time{also}; got {describe_value(text)}") from None
+    return parse_time(text, name, ages="2h, 30m, 7d")
 
 
 def _time_range(since: Any, from_: Any, to: Any) -> tuple[str | None, str | None]:
@@ -177,8 +172,22 @@ def session_filter(*, agent: Any = None, status: Any = None, model: Any = None, 
 
 def encode_cursor(selection: SessionFilter, row: dict) -> str:
     """The cursor of the page after `row` (a store row with its sort_value)."""
-    key = [selection.sort, selection.descending, row["sort_value"], row["session_id"]]
+    return cursor_of([selection.sort, selection.descending, row["sort_value"], row["session_id"]])
+
+
+def cursor_of(key: list) -> str:
+    """An opaque cursor holding `key` (base64url of its JSON)."""
     return base64.urlsafe_b64encode(orjson.dumps(key)).decode().rstrip("=")
+
+
+def key_of(cursor: Any, bad: InvalidInput) -> Any:
+    """The key a cursor_of cursor holds, else `bad`."""
+    if type(cursor) is not str or _CURSOR.fullmatch(cursor) is None:
+        raise bad
+    try:
+        return orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (binascii.Error, ValueError):
+        raise bad from None
 
 
 def decode_cursor(selection: SessionFilter, cursor: Any) -> tuple | None:
@@ -187,12 +196,7 @@ def decode_cursor(selection: SessionFilter, cursor: Any) -> tuple | None:
         return None
     bad = InvalidInput(f"cursor is not one this list gave (pass the `next` of the previous page "
                        f"unchanged); got {describe_value(cursor)}")
-    if type(cursor) is not str or _CURSOR.fullmatch(cursor) is None:
-        raise bad
-    try:
-        key = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (binascii.Error, ValueError):
-        raise bad from None
+    key = key_of(cursor, bad)
     if type(key) is not list or len(key) != 4 or type(key[3]) is not str:
         raise bad
     sort, descending, value, session_id = key
