@@ -6,6 +6,7 @@ Built from the report dict only, so the Markdown and the JSON can never disagree
 
 from __future__ import annotations
 
+import obsctl.services.postmortem.timeline as timeline
 from obsctl.services.rates import format_percent
 from obsctl.services.sessions.explain import format_elapsed, md_escape
 from obsctl.text import MISSING
@@ -61,10 +62,8 @@ def _timeline(r: dict) -> list[str]:
                      md_escape(e["description"]), _num(e["duration_ms"], " ms"), marks])
     lines = ["## Timeline", ""]
     if r["timeline_left_out"]:
-        from obsctl.services.postmortem.timeline import TIMELINE_ENDS, TIMELINE_ERRORS
-
         lines += [f"Of its {_num(r['event_count'])} events this timeline shows the first and last "
-                  f"{_num(TIMELINE_ENDS)} and the first {_num(TIMELINE_ERRORS)} errors between them; "
+                  f"{_num(timeline.TIMELINE_ENDS)} and the first {_num(timeline.TIMELINE_ERRORS)} errors between them; "
                   f"{_num(r['timeline_left_out'])} are left out (the export has every event).", ""]
     return lines + _table(["#", "Elapsed", "Event", "Description", "Duration", "Flags"], rows)
 
