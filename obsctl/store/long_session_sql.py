@@ -40,7 +40,7 @@ def breakdown(d: Dialect) -> str:
 SELECT event_type, is_error, model, tool_name, COUNT(*), COALESCE(SUM(tokens_in), 0),
        COALESCE(SUM(tokens_out), 0), COALESCE(SUM(duration_ms), 0), {d.durations}
 FROM events WHERE session_id = {d.mark}
-GROUP BY event_type, is_error, model, tool_name"""
+GROUP BY event_type, model, tool_name, is_error"""
 
 
 def errors(d: Dialect, event_types: int) -> str:
