@@ -11,10 +11,12 @@ the request. The median of --runs runs is judged.
 Judged (issue 32's target: under 2 s and under 100 MiB of growth at 1M events):
   - `GET /sessions/<id>`: the first page of its events (10,000);
   - `GET /sessions/<id>?cursor=...`: a page at the end of the session;
-  - the dashboard's session page (`/ui/sessions/<id>`, the 1,000 events it shows).
-Reported, not judged (still read the whole session; the figures say how far they are):
-explain, export (JSON), triage and postmortem. The reference for the timings is a raw read of the
-same page (`SELECT ... LIMIT 10000` in the bench process), measured in the same run.
+  - the dashboard's session page (`/ui/sessions/<id>`, the 1,000 events it shows);
+  - triage (`GET /triage/<id>`) and the postmortem (`POST /postmortem/<id>`), which read a
+    session of more than 10,000 events from SQL aggregates and bounded reads.
+Reported, not judged: explain and export (JSON), which stream (their first byte is what a
+client waits for; these figures are to the last). The reference for the timings is a raw read
+of the same page (`SELECT ... LIMIT 10000` in the bench process), measured in the same run.
 """
 
 from __future__ import annotations
@@ -66,6 +68,12 @@ def build(where: str, events: int) -> None:
     subprocess.run([str(BIN / "obsctl"), "--db", where, "ingest", str(source)], check=True,
                    stdout=subprocess.DEVNULL)
     source.unlink()
+    if where.startswith("postgresql://"):
+        # What autovacuum does soon after a bulk load: without statistics the planner takes
+        # the session for a few rows.
+        conn, _ = connect(where)
+        conn.execute("ANALYZE events")
+        conn.close()
 
 
 def connect(where: str):
@@ -201,9 +209,9 @@ def main() -> None:
                 time.sleep(0.2)
         views = {"GET /sessions/<id>": f"/sessions/{SESSION}",
                  "GET /sessions/<id>?cursor= (last page)": f"/sessions/{SESSION}?cursor={last_page_cursor(where)}",
-                 "dashboard session page": f"/ui/sessions/{SESSION}"}
-        reported = {"explain": f"/sessions/{SESSION}/explain", "export (JSON)": f"/sessions/{SESSION}/export",
-                    "triage": f"/triage/{SESSION}", "postmortem": f"/postmortem/{SESSION}"}
+                 "dashboard session page": f"/ui/sessions/{SESSION}",
+                 "triage": f"/triage/{SESSION}", "postmortem": f"/postmortem/{SESSION}"}
+        reported = {"explain": f"/sessions/{SESSION}/explain", "export (JSON)": f"/sessions/{SESSION}/export"}
         results = {}
         for name, route in {**views, **reported}.items():
             target = f"POST {base}{route}" if name == "postmortem" else base + route

@@ -63,7 +63,8 @@ class Cascade(Struct):
     ended_at: Timestamp
     span_ms: float
     recovered: bool
-    errors: list[CascadeError]
+    errors: Annotated[list[CascadeError], Meta(description="Its errors (a session of more than 10,000 "
+                                                           "events: the first 100)")]
 
 
 class ErrorCascade(Struct):
@@ -71,6 +72,8 @@ class ErrorCascade(Struct):
     cascades: list[Cascade]
     longest: Count
     propagated: bool
+    cascades_left_out: Annotated[Count, Meta(description="Cascades not listed: a session of more than "
+                                                         "10,000 events lists its 100 longest (0 otherwise)")]
 
 
 class TimelineEntry(Struct):

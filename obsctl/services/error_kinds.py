@@ -8,6 +8,7 @@ drive suggestions, the postmortem's contributing factors and its recommendations
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -79,8 +80,10 @@ KIND_SUGGESTIONS = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def normalise_message(message: str) -> str:
-    """The message with variable parts replaced by placeholders, lower-cased, one line."""
+    """The message with variable parts replaced by placeholders, lower-cased, one line.
+    Cached: a long session repeats its error messages thousands of times."""
     text = " ".join(message.split())
     for pattern, replacement in _NORMALISERS:
         text = pattern.sub(replacement, text)

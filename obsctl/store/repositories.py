@@ -453,6 +453,33 @@ class TriageRepository(Protocol):
     def session_steps(self, session_id: str) -> list[tuple]:
         """The session's events in time order (ties in arrival order), as step tuples."""
 
+    def session_breakdown(self, session_id: str) -> list[tuple]:
+        """A session's events added up per (event_type, is_error, model, tool_name): counts,
+        tokens, the durations' sum and the durations (store/long_session_sql.py)."""
+
+    def session_error_rows(self, session_id: str, event_types: list[str], cap: int) -> list[tuple]:
+        """The first `cap` failed events of these types in order, each with the events since the
+        error before it."""
+
+    def session_end_rows(self, session_id: str, count: int, last: bool) -> list[tuple]:
+        """The first (or last, newest first) `count` events, as step tuples."""
+
+    def session_lifecycle(self, session_id: str) -> list[tuple[str, int]]:
+        """(timestamp, id) of the session's lifecycle events in order."""
+
+    def session_last_body(self, session_id: str, successful: bool) -> tuple | None:
+        """(timestamp, id, is_error) of the last body event (or the last successful one)."""
+
+    def iter_tool_calls(self, session_id: str) -> Iterator[tuple]:
+        """The session's tool calls in order with their input and output as JSON text, streamed."""
+
+    def next_model_call(self, session_id: str, timestamp: str, row_id: int) -> tuple | None:
+        """(model, is_error) of the first body event with a model after (timestamp, id)."""
+
+    def iter_slow_ids(self, session_id: str, event_type: str, tool_name: str | None,
+                      threshold: float) -> Iterator[tuple]:
+        """(timestamp, id, event_id) of a kind's successful events slower than `threshold`."""
+
     def baseline_sessions(self, agent: str, since: str, until: str, exclude: str,
                           cap: int) -> list[dict]:
         """Totals of the baseline sessions, newest first."""

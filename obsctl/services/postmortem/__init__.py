@@ -30,8 +30,9 @@ from obsctl.services.postmortem.timeline import timeline
 from obsctl.services.rates import SessionEventCounts, format_percent, percent
 from obsctl.services.triage import findings as rules
 from obsctl.services.triage import window_incidents
-from obsctl.services.triage.analysis import SessionAnalysis, analyse_session
+from obsctl.services.triage.analysis import analyse_session
 from obsctl.services.triage.cost import cost_by_event_type
+from obsctl.services.triage.facts import SessionAnalysis
 from obsctl.store import Store
 from obsctl.text import plural
 from obsctl.timeutil import iso_minus, now_iso
@@ -103,7 +104,7 @@ def _tool_performance(a: SessionAnalysis) -> list[dict]:
         rows.append({
             "tool_name": stats.tool_name, "calls": stats.calls, "failures": stats.failures,
             "success_rate": round(100.0 * (1 - stats.failure_rate), 2),
-            "p50_ms": stats.percentile(50), "p95_ms": stats.percentile(95),
+            "p50_ms": stats.p50_ms, "p95_ms": stats.p95_ms,
             "slow_calls": stats.slow_calls, "failure_modes": modes,
         })
     return rows
@@ -116,14 +117,14 @@ def _title(a: SessionAnalysis, top: dict | None) -> str:
         return f"{who}: no errors" + (f"; {reason}" if reason else "")
     if a.failed:
         return f"{who} failed: {reason}"
-    return f"{who} recovered from {len(a.errors)} error(s): {reason}"
+    return f"{who} recovered from {a.error_events} error(s): {reason}"
 
 
 def _summary(a: SessionAnalysis, cascades: dict, factors: list[dict], cost: dict) -> str:
     s = a.session
     duration = "an unknown time" if a.duration_ms is None else f"{a.duration_ms / 1000:.1f} s"
     state = {"completed": "completed", "error": "ended with status error"}.get(s["status"], "is still active")
-    parts = [(f"Session {s['session_id']} of agent {s['agent_name']} ran {plural(len(a.work), 'event')} over "
+    parts = [(f"Session {s['session_id']} of agent {s['agent_name']} ran {plural(a.body_events, 'event')} over "
               f"{duration} and {state}.")]
     if a.errors:
         parts.append(f"{a.counts.describe()} in {len(cascades['cascades'])} cascade(s); the "
@@ -159,7 +160,7 @@ def build_postmortem(a: SessionAnalysis, pricer) -> dict:
     cost = {
         "total_usd": a.cost["total_usd"],
         "by_model": a.cost["by_model"],
-        "by_event_type": cost_by_event_type(a.steps, pricer),
+        "by_event_type": cost_by_event_type(a.usage, pricer),
         "failed_steps": a.cost["failed_steps"],
         "unpriced_models": a.cost["unpriced_models"],
         "unpriced_tokens": a.cost["unpriced_tokens"],
@@ -183,7 +184,7 @@ def build_postmortem(a: SessionAnalysis, pricer) -> dict:
         "ended_at": s["ended_at"],
         "duration_ms": a.duration_ms,
         "timeline": (shown := timeline(a)),
-        "timeline_left_out": len(a.steps) - len(shown),
+        "timeline_left_out": a.step_count - len(shown),
         "error_cascade": cascades,
         "cost_breakdown": cost,
         "tool_performance": _tool_performance(a),

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from obsctl.services import rates
 from obsctl.services.error_kinds import KIND_TITLES
-from obsctl.services.triage.analysis import SessionAnalysis, Step
+from obsctl.services.triage.facts import SessionAnalysis, Step
 from obsctl.services.triage.findings import (
     CHANGE_SUGGESTION,
     EXPLAINED_BY,
@@ -48,12 +48,22 @@ FIXED_LIKELIHOOD = {("anomaly", "critical"): 0.45, ("anomaly", "warning"): 0.35,
                     ("drift", "warning"): 0.25, ("drift", "info"): 0.15}
 HIGH_PRIORITY, MEDIUM_PRIORITY = 0.6, 0.3
 CHANGE_LIKELIHOOD = 0.8
+# A long session's postmortem (services/triage/long.py) lists its CASCADES_SHOWN longest
+# cascades, each with its first CASCADE_ERRORS_SHOWN errors; a session read whole lists all.
+CASCADES_SHOWN = 100
+CASCADE_ERRORS_SHOWN = 100
 
 
 @dataclass
 class Cascade:
     errors: list[Step] = field(default_factory=list)
     causes: list[tuple[str | None, str | None]] = field(default_factory=list)  # (caused_by, relation)
+    by_id: dict[str, Step] = field(default_factory=dict)
+
+    def add(self, step: Step, cause: tuple[str | None, str | None]) -> None:
+        self.errors.append(step)
+        self.causes.append(cause)
+        self.by_id.setdefault(step.event_id, step)
 
 
 def _relation(cause: Step, step: Step) -> str:
@@ -68,23 +78,18 @@ def find_cascades(a: SessionAnalysis) -> list[Cascade]:
     """Split the session's errors into cascades (see the module docstring)."""
     cascades: list[Cascade] = []
     previous: Step | None = None
-    successes = 0
-    for step in a.work:
-        if not step.is_error:
-            successes += 1
-            continue
+    for step, successes in zip(a.errors, a.successes_before):
         gap = ms_between(previous.timestamp, step.timestamp) if previous else None
         if previous is None or successes > CASCADE_MAX_SUCCESSES or gap is None or gap > CASCADE_WINDOW_MS:
-            cascades.append(Cascade([step], [(None, None)]))
+            cascades.append(Cascade())
+            cascades[-1].add(step, (None, None))
         else:
             current = cascades[-1]
-            by_id = {e.event_id: e for e in current.errors}
-            cause = by_id.get(step.parent_id) if step.parent_id else None
+            cause = current.by_id.get(step.parent_id) if step.parent_id else None
             relation = "parent" if cause is not None else None
             cause = cause or previous
-            current.errors.append(step)
-            current.causes.append((cause.event_id, relation or _relation(cause, step)))
-        previous, successes = step, 0
+            current.add(step, (cause.event_id, relation or _relation(cause, step)))
+        previous = step
     return cascades
 
 
@@ -101,13 +106,18 @@ def cascade_path(cascade: Cascade) -> str:
 
 
 def cascade_views(a: SessionAnalysis, cascades: list[Cascade]) -> dict:
-    """The postmortem's `error_cascade` section."""
+    """The postmortem's `error_cascade` section (bounded for a long session: see
+    CASCADES_SHOWN)."""
     views = []
-    # Once, not per cascade: a long session has thousands of cascades (quadratic otherwise).
-    last_success = max((s.index for s in a.work if not s.is_error), default=-1)
-    for number, cascade in enumerate(cascades, start=1):
+    numbered = list(enumerate(cascades, start=1))
+    shown = numbered
+    if a.long and len(numbered) > CASCADES_SHOWN:
+        longest = sorted(numbered, key=lambda nc: (-len(nc[1].errors), nc[0]))[:CASCADES_SHOWN]
+        shown = sorted(longest, key=lambda nc: nc[0])
+    errors_shown = CASCADE_ERRORS_SHOWN if a.long else len(a.errors)
+    for number, cascade in shown:
         first, last = cascade.errors[0], cascade.errors[-1]
-        later_success = last_success > last.index
+        later_success = a.last_success is not None and a.last_success > last.order
         views.append({
             "cascade": number,
             "length": len(cascade.errors),
@@ -122,12 +132,13 @@ def cascade_views(a: SessionAnalysis, cascades: list[Cascade]) -> dict:
                 {"event_id": s.event_id, "timestamp": s.timestamp, "elapsed_ms": a.elapsed_ms(s),
                  "event_type": s.event_type, "tool_name": s.tool_name, "kind": s.kind,
                  "message": s.message, "caused_by": caused_by, "relation": relation}
-                for s, (caused_by, relation) in zip(cascade.errors, cascade.causes)
+                for s, (caused_by, relation) in zip(cascade.errors[:errors_shown], cascade.causes)
             ],
         })
-    return {"total_errors": len(a.errors), "cascades": views,
-            "longest": max((v["length"] for v in views), default=0),
-            "propagated": any(v["length"] > 1 for v in views)}
+    return {"total_errors": a.error_events, "cascades": views,
+            "longest": max((len(c.errors) for c in cascades), default=0),
+            "propagated": any(len(c.errors) > 1 for c in cascades),
+            "cascades_left_out": len(cascades) - len(views)}
 
 
 def _error_factors(a: SessionAnalysis, cascades: list[Cascade]) -> list[dict]:
@@ -191,10 +202,10 @@ def _other_factors(a: SessionAnalysis) -> list[dict]:
     ended = gave_up(a)
     for loop in a.loops:
         # The agent gave up after the loop (its only errors say so): the loop is the cause.
-        caused = ended and loop.steps[-1].index < a.errors[-1].index
+        caused = ended and loop.last.order < a.errors[-1].order
         title = f"Loop: {loop.tool_name} repeated {loop.count} times with the same input"
-        evidence = [(f"{loop.count} identical calls from {loop.steps[0].timestamp} to "
-                     f"{loop.steps[-1].timestamp}"), f"input: {(loop.tool_input or 'none')[:120]}"]
+        evidence = [(f"{loop.count} identical calls from {loop.first.timestamp} to "
+                     f"{loop.last.timestamp}"), f"input: {(loop.tool_input or 'none')[:120]}"]
         if loop.identical_outputs:
             title += " and identical outputs"
             evidence.append(f"all {loop.count} calls returned the same output")
@@ -210,8 +221,8 @@ def _other_factors(a: SessionAnalysis) -> list[dict]:
         factors.append({
             "factor": f"latency:{label}", "category": "latency",
             "title": f"Slow {kind.tool_name or kind.event_type} steps",
-            "likelihood": round(min(0.5, 0.2 + 0.05 * len(kind.steps)), 2),
-            "evidence": [(f"{len(kind.steps)} event(s) above {round(kind.threshold_ms)} ms "
+            "likelihood": round(min(0.5, 0.2 + 0.05 * kind.count), 2),
+            "evidence": [(f"{kind.count} event(s) above {round(kind.threshold_ms)} ms "
                           f"(reference: {kind.source} median {round(kind.median_ms)} ms)")],
             "action": SLOW_SUGGESTION})
     for check in a.baseline.checks:

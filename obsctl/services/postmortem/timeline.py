@@ -10,11 +10,11 @@ from __future__ import annotations
 import orjson
 
 from obsctl.services.sessions.fields import excerpt, main_text, reasoning_text
-from obsctl.services.triage.analysis import SessionAnalysis, Step
+from obsctl.services.triage.facts import ENDS_READ, SessionAnalysis, Step
 
 DESCRIPTION_CHARS = 140
 TIMELINE_EVENTS = 10_000
-TIMELINE_ENDS = 1_000
+TIMELINE_ENDS = ENDS_READ  # what a long session's analysis reads
 TIMELINE_ERRORS = 1_000
 
 
@@ -53,13 +53,14 @@ def timeline(a: SessionAnalysis) -> list[dict]:
 
 
 def shown_steps(a: SessionAnalysis) -> list[Step]:
-    """The steps the timeline shows: all of them, or the bounded selection of a long session."""
-    steps = a.steps
-    if len(steps) <= TIMELINE_EVENTS:
-        return steps
-    tail_start = len(steps) - TIMELINE_ENDS
+    """The steps the timeline shows: all of them, or the bounded selection of a long session
+    (whose analysis holds only its first and last TIMELINE_ENDS events and its errors)."""
+    if a.step_count <= TIMELINE_EVENTS and len(a.steps) == a.step_count:
+        return a.steps
+    tail_start = a.step_count - TIMELINE_ENDS
     middle = [s for s in a.errors if TIMELINE_ENDS <= s.index < tail_start][:TIMELINE_ERRORS]
-    return [*steps[:TIMELINE_ENDS], *middle, *steps[tail_start:]]
+    return [*(s for s in a.steps if s.index < TIMELINE_ENDS), *middle,
+            *(s for s in a.steps if s.index >= max(tail_start, TIMELINE_ENDS))]
 
 
 def _entry(a: SessionAnalysis, step: Step) -> dict:

@@ -27,7 +27,8 @@ from __future__ import annotations
 from obsctl.params import MAX_COUNT, IntParam
 from obsctl.services.grades import grade_for
 from obsctl.services.triage import findings as rules
-from obsctl.services.triage.analysis import SessionAnalysis, analyse_session
+from obsctl.services.triage.analysis import analyse_session
+from obsctl.services.triage.facts import SessionAnalysis
 from obsctl.store import Store
 
 BATCH_LIMIT = IntParam("limit", 1, 100, default=10, capped=True)
@@ -49,11 +50,11 @@ SEVERITY_CEILING = {"critical": 64.9, "warning": 89.9, "info": 94.9, "healthy": 
 def score_penalties(a: SessionAnalysis) -> dict[str, float]:
     """The points each term takes off the health score (see the module docstring)."""
     errors = (ERROR_RATE_WEIGHT * a.error_rate
-              + min(ERROR_COUNT_CAP, ERROR_COUNT_POINTS * len(a.errors))
+              + min(ERROR_COUNT_CAP, ERROR_COUNT_POINTS * a.error_events)
               + (FAILED_POINTS if a.failed else 0.0))
     failing_tools = sum(1 for t in a.tools.values() if t.failure_rate >= TOOL_FAILING_RATE)
     loops = sum(min(LOOP_CAP_EACH, loop.count) for loop in a.success_loops)
-    slow = sum(len(kind.steps) for kind in a.slow)
+    slow = sum(kind.count for kind in a.slow)
     baseline = sum(BASELINE_POINTS.get((c.status, c.severity), 0.0) for c in a.baseline.checks)
     total, ratio, _ = rules.cost_level(a)
     cost = 0.0
@@ -86,13 +87,12 @@ def cap_by_severity(penalties: dict[str, float], severity: str) -> tuple[dict[st
 def _tool_view(stats) -> dict:
     return {"tool_name": stats.tool_name, "calls": stats.calls, "failures": stats.failures,
             "failure_rate_pct": round(100.0 * stats.failure_rate, 2), "slow_calls": stats.slow_calls,
-            "p50_ms": stats.percentile(50), "p95_ms": stats.percentile(95)}
+            "p50_ms": stats.p50_ms, "p95_ms": stats.p95_ms}
 
 
 def _loop_view(loop) -> dict:
     return {"tool_name": loop.tool_name, "count": loop.count, "input": loop.tool_input,
-            "failures": sum(1 for s in loop.steps if s.is_error),
-            "first_seen": loop.steps[0].timestamp, "last_seen": loop.steps[-1].timestamp}
+            "failures": loop.failures, "first_seen": loop.first.timestamp, "last_seen": loop.last.timestamp}
 
 
 def build_report(a: SessionAnalysis) -> dict:
@@ -101,7 +101,6 @@ def build_report(a: SessionAnalysis) -> dict:
     findings = rules.all_findings(a)
     severity = rules.worst_severity(findings)
     penalties, score = cap_by_severity(score_penalties(a), severity)
-    processing = sum((s.duration_ms or 0.0 for s in a.work), 0.0)
     counts = a.counts
     return {
         "session_id": session["session_id"],
@@ -119,7 +118,7 @@ def build_report(a: SessionAnalysis) -> dict:
             "error_rate": counts.error_event_rate,
             "tokens_in": session["total_tokens_in"],
             "tokens_out": session["total_tokens_out"],
-            "processing_ms": round(processing, 3),
+            "processing_ms": round(a.processing_ms, 3),
             "cost_usd": a.cost["total_usd"],
         },
         "score_penalties": penalties,

@@ -1,5 +1,9 @@
 """Cost analysis with the pricing module: per model, per event type, on failed steps.
 
+Everything is computed from usage rows, `(event_type, model, is_error, events, tokens_in,
+tokens_out)` over a session's body events (lifecycle events left out), which a short session
+adds up from its events and a long one reads aggregated from SQL.
+
 A model without a price is unpriced: its tokens are counted in `unpriced_tokens` and the
 model is named in `unpriced_models`; it never counts as $0. A total is null only when tokens
 were spent and none of them could be priced; a group that spent no tokens costs 0.
@@ -7,29 +11,54 @@ were spent and none of them could be priced; a group that spent no tokens costs 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from obsctl.services.pricing import USD_DECIMALS, priced_total  # noqa: F401 (re-exported)
 
 
-def _usage_by(steps, key) -> dict:
-    """{key(step): {(model): [calls, tokens_in, tokens_out]}} over non-lifecycle steps."""
+def usage_rows(items: Iterable[tuple]) -> list[tuple]:
+    """(event_type, model, is_error, events, tokens_in, tokens_out) items added up per
+    (event_type, model, is_error), in order of first appearance."""
+    groups: dict[tuple, list[int]] = {}
+    for event_type, model, is_error, events, tokens_in, tokens_out in items:
+        entry = groups.get((event_type, model, bool(is_error)))
+        if entry is None:
+            entry = groups[(event_type, model, bool(is_error))] = [0, 0, 0]
+        entry[0] += events
+        entry[1] += tokens_in or 0
+        entry[2] += tokens_out or 0
+    return [(*key, *totals) for key, totals in groups.items()]
+
+
+def model_usage(usage: list[tuple]) -> list[tuple[str | None, int, int]]:
+    """(model, tokens_in, tokens_out) per model that spent tokens, for the baseline."""
+    models: dict[str | None, list[int]] = {}
+    for _, model, _, _, tokens_in, tokens_out in usage:
+        if tokens_in + tokens_out > 0:
+            entry = models.setdefault(model, [0, 0])
+            entry[0] += tokens_in
+            entry[1] += tokens_out
+    return [(model, tokens_in, tokens_out) for model, (tokens_in, tokens_out) in models.items()]
+
+
+def _usage_by(usage: list[tuple], key) -> dict:
+    """{key(row): {model: [events, tokens_in, tokens_out]}}."""
     groups: dict = {}
-    for step in steps:
-        if step.lifecycle:
-            continue
-        models = groups.setdefault(key(step), {})
-        entry = models.setdefault(step.model, [0, 0, 0])
-        entry[0] += 1
-        entry[1] += step.tokens_in or 0
-        entry[2] += step.tokens_out or 0
+    for row in usage:
+        models = groups.setdefault(key(row), {})
+        entry = models.setdefault(row[1], [0, 0, 0])
+        entry[0] += row[3]
+        entry[1] += row[4]
+        entry[2] += row[5]
     return groups
 
 
-def cost_by_model(steps, pricer) -> list[dict]:
+def cost_by_model(usage: list[tuple], pricer) -> list[dict]:
     """Per model (null = events without a model): calls, tokens and cost, most tokens first.
 
     Events without a model are listed only when they spent tokens."""
     rows = []
-    for model, calls_and_tokens in _usage_by(steps, lambda s: s.model).items():
+    for model, calls_and_tokens in _usage_by(usage, lambda r: r[1]).items():
         calls, tokens_in, tokens_out = calls_and_tokens[model]
         if model is None and tokens_in + tokens_out == 0:
             continue
@@ -39,35 +68,35 @@ def cost_by_model(steps, pricer) -> list[dict]:
     return sorted(rows, key=lambda r: (-(r["tokens_in"] + r["tokens_out"]), r["model"] or ""))
 
 
-def cost_by_event_type(steps, pricer) -> list[dict]:
+def cost_by_event_type(usage: list[tuple], pricer) -> list[dict]:
     """Per event type: events, tokens, cost and unpriced tokens, most tokens first."""
     rows = []
-    for event_type, models in _usage_by(steps, lambda s: s.event_type).items():
-        usage = [(m, v[1], v[2]) for m, v in models.items()]
-        cost, unpriced = priced_total(usage, pricer)
-        tokens_in = sum(u[1] for u in usage)
-        tokens_out = sum(u[2] for u in usage)
+    for event_type, models in _usage_by(usage, lambda r: r[0]).items():
+        items = [(m, v[1], v[2]) for m, v in models.items()]
+        cost, unpriced = priced_total(items, pricer)
+        tokens_in = sum(u[1] for u in items)
+        tokens_out = sum(u[2] for u in items)
         rows.append({"event_type": event_type, "events": sum(v[0] for v in models.values()),
                      "tokens_in": tokens_in, "tokens_out": tokens_out, "cost_usd": cost,
                      "unpriced_tokens": unpriced})
     return sorted(rows, key=lambda r: (-(r["tokens_in"] + r["tokens_out"]), r["event_type"]))
 
 
-def failed_steps_cost(steps, pricer) -> dict:
+def failed_steps_cost(usage: list[tuple], pricer) -> dict:
     """Tokens and cost spent on error events, and their share of all tokens (percent)."""
-    failed = [s for s in steps if s.is_error and not s.lifecycle]
-    tokens_in = sum(s.tokens_in or 0 for s in failed)
-    tokens_out = sum(s.tokens_out or 0 for s in failed)
-    all_tokens = sum((s.tokens_in or 0) + (s.tokens_out or 0) for s in steps if not s.lifecycle)
-    cost, _ = priced_total([(s.model, s.tokens_in, s.tokens_out) for s in failed], pricer)
+    failed = [r for r in usage if r[2]]
+    tokens_in = sum(r[4] for r in failed)
+    tokens_out = sum(r[5] for r in failed)
+    all_tokens = sum(r[4] + r[5] for r in usage)
+    cost, _ = priced_total([(r[1], r[4], r[5]) for r in failed], pricer)
     share = round(100.0 * (tokens_in + tokens_out) / all_tokens, 2) if all_tokens else 0.0
-    return {"events": len(failed), "tokens_in": tokens_in, "tokens_out": tokens_out,
+    return {"events": sum(r[3] for r in failed), "tokens_in": tokens_in, "tokens_out": tokens_out,
             "total_tokens": tokens_in + tokens_out, "cost_usd": cost, "token_share_pct": share}
 
 
-def cost_summary(steps, pricer) -> dict:
+def cost_summary(usage: list[tuple], pricer) -> dict:
     """The triage report's `cost` section."""
-    by_model = cost_by_model(steps, pricer)
+    by_model = cost_by_model(usage, pricer)
     total, unpriced_tokens = priced_total(
         [(r["model"], r["tokens_in"], r["tokens_out"]) for r in by_model], pricer)
     return {
@@ -75,5 +104,5 @@ def cost_summary(steps, pricer) -> dict:
         "by_model": by_model,
         "unpriced_models": sorted(r["model"] for r in by_model if r["model"] and not r["priced"]),
         "unpriced_tokens": unpriced_tokens,
-        "failed_steps": failed_steps_cost(steps, pricer),
+        "failed_steps": failed_steps_cost(usage, pricer),
     }

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from obsctl.services.error_kinds import KIND_SUGGESTIONS
-from obsctl.services.triage.analysis import SessionAnalysis
 from obsctl.services.triage.anomaly import WINDOW_DAYS
+from obsctl.services.triage.facts import SessionAnalysis
 from obsctl.text import plural
 from obsctl.timeutil import parse_ts
 
@@ -174,7 +174,7 @@ def tool_findings(a: SessionAnalysis) -> list[dict]:
             detail + ".", suggestion_for(a, modes[0]["kind"]), {
                 "tool_name": stats.tool_name, "calls": stats.calls, "failures": stats.failures,
                 "failure_rate_pct": _pct(rate), "slow_calls": stats.slow_calls,
-                "p50_ms": stats.percentile(50), "p95_ms": stats.percentile(95), "failure_modes": modes,
+                "p50_ms": stats.p50_ms, "p95_ms": stats.p95_ms, "failure_modes": modes,
             }))
     return findings
 
@@ -182,7 +182,13 @@ def tool_findings(a: SessionAnalysis) -> list[dict]:
 def backoff_waits(a: SessionAnalysis) -> list[float] | None:
     """The waits (seconds) between the session's rate-limited calls when they already grow, as
     a backoff does (3+ rate limits, each wait at least the one before, the last 1.5x the first);
-    else None."""
+    else None. Worked out once per analysis (a long session has thousands of rate limits)."""
+    if "backoff_waits" not in a.memo:
+        a.memo["backoff_waits"] = _backoff_waits(a)
+    return a.memo["backoff_waits"]
+
+
+def _backoff_waits(a: SessionAnalysis) -> list[float] | None:
     times = [parse_ts(s.timestamp) for s in a.errors if s.kind == "rate_limit"]
     waits = [(b - t).total_seconds() for t, b in zip(times, times[1:])]
     if len(waits) < 2 or waits[0] <= 0:
@@ -191,13 +197,25 @@ def backoff_waits(a: SessionAnalysis) -> list[float] | None:
     return waits if growing and waits[-1] >= 1.5 * waits[0] else None
 
 
+WAITS_SHOWN = 10
 FALLBACK_KINDS = frozenset({"rate_limit", "timeout", "server", "network"})
 
 
+FALLBACKS_SHOWN = 3
+
+
 def fallbacks(a: SessionAnalysis, kind: str) -> list[tuple[str, str]]:
-    """(failed, used instead) pairs, in order of first use: after an error of this kind in a
-    tool (or a model), the agent's next call of the same sort (tool call, model call) went to
-    another tool (model) and succeeded."""
+    """The first FALLBACKS_SHOWN (failed, used instead) pairs, in order of first use: after an
+    error of this kind in a tool (or a model), the agent's next call of the same sort (tool
+    call, model call) went to another tool (model) and succeeded. Worked out once per kind
+    and analysis."""
+    key = f"fallbacks:{kind}"
+    if key not in a.memo:
+        a.memo[key] = _fallbacks(a, kind)
+    return a.memo[key]
+
+
+def _fallbacks(a: SessionAnalysis, kind: str) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     for step in a.errors:
         if step.kind != kind:
@@ -206,14 +224,13 @@ def fallbacks(a: SessionAnalysis, kind: str) -> list[tuple[str, str]]:
         failed = getattr(step, attr)
         if failed is None:
             continue
-        # Indexed, not sliced: a copy of the rest of the steps per error is quadratic in a
-        # long session (20,000 errors in 1M events).
-        following = next((a.steps[i] for i in range(step.index + 1, len(a.steps))
-                          if not a.steps[i].lifecycle and getattr(a.steps[i], attr) is not None), None)
-        if following is not None and not following.is_error and getattr(following, attr) != failed:
-            pair = (failed, getattr(following, attr))
+        following = a.next_call(step, attr)
+        if following is not None and not following[1] and following[0] != failed:
+            pair = (failed, following[0])
             if pair not in pairs:
                 pairs.append(pair)
+                if len(pairs) == FALLBACKS_SHOWN:
+                    break
     return pairs
 
 
@@ -224,13 +241,13 @@ def suggestion_for(a: SessionAnalysis, kind: str) -> str:
     if kind == "rate_limit":
         waits = backoff_waits(a)
         if waits:
-            shown = "/".join(f"{w:g}" for w in waits)
+            shown = "/".join(f"{w:g}" for w in waits[:WAITS_SHOWN]) + ("/..." if len(waits) > WAITS_SHOWN else "")
             return (f"The agent already backs off ({shown} s between rate-limited calls): cap its "
                     f"concurrency, spread the work over time, or ask for a higher quota.")
     if kind in FALLBACK_KINDS:
         pairs = fallbacks(a, kind)
         if pairs:
-            shown = ", ".join(f"{failed} -> {instead}" for failed, instead in pairs[:3])
+            shown = ", ".join(f"{failed} -> {instead}" for failed, instead in pairs)
             first = pairs[0][0]
             return (f"The agent already falls back when this fails ({shown}): add a circuit breaker "
                     f"so it goes straight to the fallback while {first} keeps failing, and alert on "
@@ -250,11 +267,11 @@ def loop_findings(a: SessionAnalysis) -> list[dict]:
     findings = []
     ended = gave_up(a)
     for loop in a.loops:
-        first, last = loop.steps[0], loop.steps[-1]
-        failures = sum(1 for s in loop.steps if s.is_error)
-        tool_ms = round(sum(s.duration_ms or 0.0 for s in loop.steps), 3)
+        first, last = loop.first, loop.last
+        failures = loop.failures
+        tool_ms = round(loop.tool_ms, 3)
         same = loop.identical_outputs
-        caused = ended and last.index < a.errors[-1].index
+        caused = ended and last.order < a.errors[-1].order
         title = f"Loop: {loop.tool_name} called {loop.count} times in a row with the same input"
         if same:
             title += " and identical outputs"
@@ -280,21 +297,21 @@ def latency_findings(a: SessionAnalysis) -> list[dict]:
     findings = []
     for kind in a.slow:
         label = f"{kind.event_type} {kind.tool_name}" if kind.tool_name else kind.event_type
-        slowest = max(s.duration_ms for s in kind.steps)
+        slowest = kind.max_ms
         if kind.source == "baseline":
             reference = (f"the agent's baseline median {_num(kind.median_ms)} ms and p95 "
                          f"{_num(kind.p95_ms)} ms")
         else:
             reference = f"the median {_num(kind.median_ms)} ms of the same events in this session"
         findings.append(_finding(
-            "latency", "warning" if len(kind.steps) >= SLOW_WARNING else "info",
-            f"{len(kind.steps)} slow {label} event(s), slowest {_num(slowest)} ms",
+            "latency", "warning" if kind.count >= SLOW_WARNING else "info",
+            f"{kind.count} slow {label} event(s), slowest {_num(slowest)} ms",
             f"Above the threshold of {_num(kind.threshold_ms)} ms set from {reference}.",
             SLOW_SUGGESTION, {
                 "event_type": kind.event_type, "tool_name": kind.tool_name,
-                "slow_events": len(kind.steps), "threshold_ms": round(kind.threshold_ms, 3),
+                "slow_events": kind.count, "threshold_ms": round(kind.threshold_ms, 3),
                 "reference": kind.source, "median_ms": kind.median_ms, "p95_ms": kind.p95_ms,
-                "max_ms": slowest, "event_ids": [s.event_id for s in kind.steps[:10]],
+                "max_ms": slowest, "event_ids": kind.event_ids,
             }))
     return findings
 

@@ -56,9 +56,9 @@ def link_traces(conn: psycopg.Connection, links: Iterable[tuple[str, str]]) -> N
 _TRACE_TOTALS = """
 SELECT COUNT(*), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0),
        COALESCE(SUM(is_error), 0), COALESCE(SUM(duration_ms), 0),
-       COALESCE(bool_and(duration_ms = trunc(duration_ms)), true), SUM(duration_ms::float8 ORDER BY event_type, is_error, duration_ms NULLS FIRST,
-                                      tokens_in NULLS FIRST, tokens_out NULLS FIRST,
-                                      model NULLS FIRST, id),
+       COALESCE(bool_and(duration_ms = trunc(duration_ms)), true), SUM(duration_ms::float8 ORDER BY event_type, model NULLS FIRST, tool_name NULLS FIRST,
+                                      is_error, duration_ms NULLS FIRST, tokens_in NULLS FIRST,
+                                      tokens_out NULLS FIRST, id),
        MIN(timestamp), MAX(timestamp),
        COALESCE(SUM(CASE WHEN event_type NOT IN ('session_start', 'session_end') THEN 1 ELSE 0 END), 0),
        COALESCE(SUM(CASE WHEN is_error <> 0 AND event_type NOT IN ('session_start', 'session_end')

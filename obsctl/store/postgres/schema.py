@@ -453,6 +453,13 @@ def _m027(conn: psycopg.Connection) -> None:
                  "duration_ms, tokens_in, tokens_out, model, tool_name)")
 
 
+def _m028(conn: psycopg.Connection) -> None:
+    # SQLite's m028: the columns in the order a session's breakdown groups them.
+    conn.execute("DROP INDEX IF EXISTS idx_events_session_stats")
+    conn.execute("CREATE INDEX idx_events_session_stats ON events(session_id, event_type, model, tool_name, "
+                 "is_error, duration_ms, tokens_in, tokens_out)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -478,6 +485,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m025_search_indexed_text_cap", _m025),
     ("m029_dashboard_logins", _m029),
     ("m027_session_breakdown_index", _m027),
+    ("m028_session_breakdown_order", _m028),
 ]
 
 

@@ -7,13 +7,13 @@ window (idx_sessions_agent_started) and their events, aggregated in SQL.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
+
 import psycopg
 
-STEP_COLUMNS = (
-    "id", "event_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
-    "duration_ms", "output_data", "tool_call", "decision_trace", "tool_name", "is_error",
-    "parent_id",
-)
+import obsctl.store.long_session_sql as long_sql
+from obsctl.store.long_session_sql import STEP_COLUMNS
 
 BASELINE_COLUMNS = (
     "session_id", "started_at", "ended_at", "last_event_at", "total_tokens_in",
@@ -180,3 +180,61 @@ def error_events(conn: psycopg.Connection, since: str, until: str, agent: str | 
         f"e.tool_name, e.output_data, e.tool_call "
         f"FROM events e JOIN sessions s ON s.session_id = e.session_id "
         f"{where} ORDER BY e.timestamp, e.id LIMIT %s", [*params, cap]).fetchall()
+
+
+# A long session's analysis (services/triage/long.py): the SQL is in store/long_session_sql.py.
+_LONG = long_sql.Dialect(
+    mark="%s",
+    durations="array_agg(duration_ms::float8) FILTER (WHERE duration_ms IS NOT NULL)",
+    tool_input="COALESCE(NULLIF(tool_call::jsonb -> 'input', 'null'), tool_call::jsonb -> 'tool_input')::text",
+    tool_output="COALESCE(NULLIF(tool_call::jsonb -> 'output', 'null'), "
+                "NULLIF(tool_call::jsonb -> 'tool_output', 'null'), NULLIF(output_data::jsonb, 'null'))::text",
+)
+_names = itertools.count()
+
+
+def session_breakdown(conn: psycopg.Connection, session_id: str) -> list[tuple]:
+    """As obsctl/store/sqlite/triage.session_breakdown."""
+    rows = conn.execute(long_sql.breakdown(_LONG), [session_id]).fetchall()
+    return [(*row[:8], row[8] or []) for row in rows]
+
+
+def session_error_rows(conn: psycopg.Connection, session_id: str, event_types: list[str],
+                       cap: int) -> list[tuple]:
+    sql = long_sql.errors(_LONG, len(event_types))
+    return conn.execute(sql, [session_id, *event_types, cap, session_id]).fetchall()
+
+
+def session_end_rows(conn: psycopg.Connection, session_id: str, count: int, last: bool) -> list[tuple]:
+    return conn.execute(long_sql.ends(_LONG, last), [session_id, count]).fetchall()
+
+
+def session_lifecycle(conn: psycopg.Connection, session_id: str) -> list[tuple[str, int]]:
+    """(timestamp, id) of the session's lifecycle events in order."""
+    return sorted(conn.execute(long_sql.lifecycle(_LONG), [session_id]).fetchall())
+
+
+def session_last_body(conn: psycopg.Connection, session_id: str, successful: bool) -> tuple | None:
+    return conn.execute(long_sql.last_body(_LONG, successful), [session_id]).fetchone()
+
+
+def _stream(conn: psycopg.Connection, sql: str, params: list) -> Iterator[tuple]:
+    # A server-side cursor in a transaction: a client-side one would hold the whole result.
+    with conn.transaction(), conn.cursor(name=f"obsctl_long_session_{next(_names)}") as cursor:
+        cursor.itersize = 2000
+        cursor.execute(sql, params)
+        yield from cursor
+
+
+def iter_tool_calls(conn: psycopg.Connection, session_id: str) -> Iterator[tuple]:
+    return _stream(conn, long_sql.tool_calls(_LONG), [session_id])
+
+
+def next_model_call(conn: psycopg.Connection, session_id: str, timestamp: str, row_id: int) -> tuple | None:
+    return conn.execute(long_sql.next_model_call(_LONG), [session_id, timestamp, timestamp, row_id]).fetchone()
+
+
+def iter_slow_ids(conn: psycopg.Connection, session_id: str, event_type: str, tool_name: str | None,
+                  threshold: float) -> Iterator[tuple]:
+    params = [session_id, event_type, threshold] + ([tool_name] if tool_name is not None else [])
+    return _stream(conn, long_sql.slow_ids(_LONG, tool_name is not None), params)

@@ -9,14 +9,13 @@ idx_events_session_ts, and both are aggregated in SQL.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import orjson
 import sqlite_utils
 
-STEP_COLUMNS = (
-    "id", "event_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
-    "duration_ms", "output_data", "tool_call", "decision_trace", "tool_name", "is_error",
-    "parent_id",
-)
+import obsctl.store.long_session_sql as long_sql
+from obsctl.store.long_session_sql import STEP_COLUMNS
 
 BASELINE_COLUMNS = (
     "session_id", "started_at", "ended_at", "last_event_at", "total_tokens_in",
@@ -188,3 +187,63 @@ def error_events(db: sqlite_utils.Database, since: str, until: str, agent: str |
         f"e.tool_name, e.output_data, e.tool_call "
         f"FROM events e INDEXED BY idx_events_errors_ts JOIN sessions s ON s.session_id = e.session_id "
         f"{where} ORDER BY e.timestamp, e.id LIMIT ?", [*params, cap]).fetchall()
+
+
+# A long session's analysis (services/triage/long.py): the SQL is in store/long_session_sql.py.
+_LONG = long_sql.Dialect(
+    mark="?",
+    durations="json_group_array(duration_ms) FILTER (WHERE duration_ms IS NOT NULL)",
+    tool_input="COALESCE(json_extract(tool_call, '$.input'), json_extract(tool_call, '$.tool_input'))",
+    tool_output="COALESCE(json_extract(tool_call, '$.output'), json_extract(tool_call, '$.tool_output'), "
+                "json_extract(output_data, '$'))",
+)
+
+
+def session_breakdown(db: sqlite_utils.Database, session_id: str) -> list[tuple]:
+    """The session's events added up per (event_type, is_error, model, tool_name): the columns
+    of long_session_sql.BREAKDOWN_COLUMNS, durations a list."""
+    rows = db.conn.execute(long_sql.breakdown(_LONG), [session_id]).fetchall()
+    return [(*row[:8], orjson.loads(row[8])) for row in rows]
+
+
+def session_error_rows(db: sqlite_utils.Database, session_id: str, event_types: list[str],
+                       cap: int) -> list[tuple]:
+    """The first `cap` failed events of `event_types` in order: STEP_COLUMNS, then the events
+    between each and the error before it."""
+    sql = long_sql.errors(_LONG, len(event_types))
+    return db.conn.execute(sql, [session_id, *event_types, cap, session_id]).fetchall()
+
+
+def session_end_rows(db: sqlite_utils.Database, session_id: str, count: int, last: bool) -> list[tuple]:
+    """The first (`last`: the last, newest first) `count` events, STEP_COLUMNS."""
+    return db.conn.execute(long_sql.ends(_LONG, last), [session_id, count]).fetchall()
+
+
+def session_lifecycle(db: sqlite_utils.Database, session_id: str) -> list[tuple[str, int]]:
+    """(timestamp, id) of the session's lifecycle events in order."""
+    return sorted(db.conn.execute(long_sql.lifecycle(_LONG), [session_id]).fetchall())
+
+
+def session_last_body(db: sqlite_utils.Database, session_id: str, successful: bool) -> tuple | None:
+    return db.conn.execute(long_sql.last_body(_LONG, successful), [session_id]).fetchone()
+
+
+def iter_tool_calls(db: sqlite_utils.Database, session_id: str) -> Iterator[tuple]:
+    """The session's tool calls in order (long_session_sql.TOOL_CALL_COLUMNS), streamed."""
+    cursor = db.conn.execute(long_sql.tool_calls(_LONG), [session_id])
+    while rows := cursor.fetchmany(2000):
+        yield from rows
+
+
+def next_model_call(db: sqlite_utils.Database, session_id: str, timestamp: str, row_id: int) -> tuple | None:
+    return db.conn.execute(long_sql.next_model_call(_LONG),
+                           [session_id, timestamp, timestamp, row_id]).fetchone()
+
+
+def iter_slow_ids(db: sqlite_utils.Database, session_id: str, event_type: str, tool_name: str | None,
+                  threshold: float) -> Iterator[tuple]:
+    """(timestamp, id, event_id) of the kind's successful events slower than `threshold`."""
+    params = [session_id, event_type, threshold] + ([tool_name] if tool_name is not None else [])
+    cursor = db.conn.execute(long_sql.slow_ids(_LONG, tool_name is not None), params)
+    while rows := cursor.fetchmany(2000):
+        yield from rows

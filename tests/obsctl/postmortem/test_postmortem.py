@@ -139,7 +139,8 @@ def test_loop_postmortem_has_no_errors_but_a_factor(db, pricer):
     # 0.5 + 0.05 x (7 - 5)
     assert [(f["factor"], f["likelihood"]) for f in r["contributing_factors"]] == [("loop:fetch_url", 0.6)]
     assert r["recommendations"][0]["priority"] == "high"
-    assert r["error_cascade"] == {"total_errors": 0, "cascades": [], "longest": 0, "propagated": False}
+    assert r["error_cascade"] == {"total_errors": 0, "cascades": [], "longest": 0, "propagated": False,
+                                 "cascades_left_out": 0}
 
 
 def test_token_spike_postmortem_names_the_anomalies(db, pricer):
