@@ -99,3 +99,12 @@ def sqlite_writer_free(path) -> bool:
         return False
     finally:
         probe.close()
+
+
+def rollup_rows(conn) -> list[tuple]:
+    """The event_stats rollup's rows in key order, with the cost to 12 decimals: it is a sum of
+    floats kept by adding batches and taking pruned events away, so it may differ from a rebuild's
+    sum in its last bits (the reports show 8 decimals)."""
+    cursor = conn.execute("SELECT * FROM event_stats ORDER BY event_type, hour, model")
+    cost = [d[0] for d in cursor.description].index("cost_usd")
+    return [tuple(round(float(v), 12) if i == cost else v for i, v in enumerate(row)) for row in cursor.fetchall()]

@@ -132,8 +132,8 @@ def db_info(store: Store, path: Path | str, *, check: bool = True) -> dict:
 
 def reprice(store: Store) -> dict:
     """Cost every stored event again with the store's price table (genai-prices and
-    `OBSCTL_PRICES`), then every session's cost_usd and unpriced_calls from its events, in one
-    transaction; the table's version is recorded. One UPDATE per model (the prices are looked
+    `OBSCTL_PRICES`), then every session's cost_usd and unpriced_calls and the analytics rollup
+    from its events, in one transaction; the table's version is recorded. One UPDATE per model (the prices are looked
     up once per model, the arithmetic runs in SQL), so memory stays small at any size.
 
     `{"prices", "models", "unpriced_models", "events", "sessions"}`: the version used, how
@@ -152,6 +152,7 @@ def reprice(store: Store) -> dict:
             events += store.costs.set_model_costs(model, *((price.input_per_token, price.output_per_token)
                                                             if price else (None, None)))
         sessions = store.costs.recount_session_costs()
+        store.costs.recount_rollup_costs()
         store.costs.mark_repriced(pricer.version)
     return {"prices": pricer.version, "models": len(models) - len(unpriced), "unpriced_models": unpriced,
             "events": events, "sessions": sessions}

@@ -31,17 +31,27 @@ ORDER BY n DESC, event_type
 
 HOURLY = "SELECT hour, SUM(event_count) FROM event_stats GROUP BY hour ORDER BY hour"
 
-# Costs (stored at ingest, store/cost_sql.py): per agent and start day from the sessions' sums,
-# per model from the events that used tokens (an empty model name is no model). A group's cost is NULL when none of it was priced.
+# Costs (stored at ingest, store/cost_sql.py), read from the rollups; a group's cost is NULL
+# when none of it was priced, and an empty model name is no model.
+# Per agent and start day, from session_stats (kept by triggers on sessions): (agent_name, day,
+# cost_usd or None, unpriced calls, sessions).
 COST_BY_AGENT_DAY = """
-SELECT agent_name, substr(started_at, 1, 10) AS day, SUM(cost_usd), SUM(unpriced_calls), COUNT(*)
-FROM sessions
+SELECT agent_name, day, CASE WHEN SUM(priced_sessions) > 0 THEN SUM(cost_usd) END, SUM(unpriced_calls),
+       SUM(sessions)
+FROM session_stats
 GROUP BY agent_name, day
+HAVING SUM(sessions) > 0
 """
+
+# Per model, over the calls that used tokens, from event_stats (kept by the ingest
+# transaction): (model or None, cost_usd or None, unpriced calls, calls), most cost first,
+# unpriced models last.
 COST_BY_MODEL = """
-SELECT NULLIF(model, ''), SUM(cost_usd), SUM(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END), COUNT(*)
-FROM events
-WHERE (COALESCE(tokens_in, 0) + COALESCE(tokens_out, 0)) > 0
+SELECT NULLIF(model, ''), CASE WHEN SUM(priced_calls) > 0 THEN SUM(cost_usd) END, SUM(unpriced_calls),
+       SUM(priced_calls + unpriced_calls)
+FROM event_stats
 GROUP BY NULLIF(model, '')
-ORDER BY SUM(cost_usd) IS NULL, SUM(cost_usd) DESC, NULLIF(model, '') IS NULL, NULLIF(model, '')
+HAVING SUM(priced_calls + unpriced_calls) > 0
+ORDER BY SUM(priced_calls) = 0, CASE WHEN SUM(priced_calls) > 0 THEN SUM(cost_usd) END DESC,
+         NULLIF(model, '') IS NULL, NULLIF(model, '')
 """

@@ -44,3 +44,12 @@ def price_row(row) -> dict | None:
     """The price table row as a dict (None when no cost was ever written)."""
     return None if row is None else {"prices": row[0], "mixed": bool(row[1]), "updated_at": row[2],
                                      "repriced_at": row[3]}
+
+
+# session_stats' cost columns per (start day, agent, status), from the sessions table
+# (migration m040 on both stores), and the SET that copies them from the alias x.
+SESSION_STATS_COSTS = ("SELECT substr(started_at, 1, 10) AS day, agent_name, status, COALESCE(SUM(cost_usd), 0) "
+                       "AS cost_usd, COUNT(cost_usd) AS priced_sessions, SUM(unpriced_calls) AS unpriced_calls "
+                       "FROM sessions GROUP BY 1, 2, 3")
+SESSION_STATS_COSTS_SET = ("cost_usd = x.cost_usd, priced_sessions = x.priced_sessions, "
+                           "unpriced_calls = x.unpriced_calls")

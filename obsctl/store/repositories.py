@@ -168,6 +168,9 @@ class CostsRepository(Protocol):
     def recount_session_costs(self) -> int:
         """Every session's cost_usd and unpriced_calls again from its events; returns how many."""
 
+    def recount_rollup_costs(self) -> None:
+        """The event_stats rollup (with its costs) again from the events."""
+
     def mark_repriced(self, prices: str) -> None:
         """Every stored cost now comes from the price table `prices`."""
 

@@ -236,17 +236,23 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Ba
         else:
             d[9] += 1
             d[10] += is_error
-        # events, tokens in, tokens out, duration sum, durations counted
+        # events, tokens in, tokens out, duration sum, durations counted, cost, priced calls,
+        # unpriced calls (store/event_stats_sql.MEASURES)
         key = (event_type, int(ts[11:13]), model or "")
         t = totals.get(key)
         if t is None:
-            t = totals[key] = [0, 0, 0, 0.0, 0]
+            t = totals[key] = [0, 0, 0, 0.0, 0, 0.0, 0, 0]
         t[0] += 1
         t[1] += tokens_in or 0
         t[2] += tokens_out or 0
         if duration is not None:
             t[3] += duration
             t[4] += 1
+        if cost is not None:
+            t[5] += cost
+            t[6] += 1
+        elif tokens_in or tokens_out:
+            t[7] += 1
     # A key set twice in the batch takes its last value (one row per key: one upsert each).
     return _Batch(rows, deltas, starts, ends, totals, list({t[:2]: t for t in tags}.values()),
                   pricer.version if costed else None)

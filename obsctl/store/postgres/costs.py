@@ -41,6 +41,15 @@ def recount_session_costs(conn: psycopg.Connection) -> int:
     return conn.execute(_SESSION_COSTS).rowcount
 
 
+def recount_rollup_costs(conn: psycopg.Connection) -> None:
+    """The event_stats rollup again from the events, with their new costs (after repricing);
+    ingest's additions to it wait until the transaction ends."""
+    from obsctl.store.postgres import event_stats
+
+    conn.execute("LOCK TABLE event_stats IN SHARE ROW EXCLUSIVE MODE")
+    event_stats.rebuild(conn)
+
+
 def recount_costs(conn: psycopg.Connection, session_ids: list[str]) -> None:
     """cost_usd and unpriced_calls of some sessions again from their events (within the
     writing transaction: OTLP trace moves and usage retraction)."""

@@ -5,33 +5,18 @@ from __future__ import annotations
 
 import psycopg
 
-_ADD = """
-INSERT INTO event_stats AS s (event_type, hour, model, event_count, tokens_in, tokens_out,
-                              duration_sum, duration_count)
-SELECT * FROM unnest(%s::text[], %s::int[], %s::text[], %s::bigint[], %s::bigint[], %s::bigint[],
-                     %s::numeric[], %s::bigint[])
-ON CONFLICT (event_type, hour, model) DO UPDATE SET
-    event_count = s.event_count + excluded.event_count,
-    tokens_in = s.tokens_in + excluded.tokens_in,
-    tokens_out = s.tokens_out + excluded.tokens_out,
-    duration_sum = s.duration_sum + excluded.duration_sum,
-    duration_count = s.duration_count + excluded.duration_count
-"""
+import obsctl.store.event_stats_sql as event_stats_sql
 
-_REBUILD = """
-INSERT INTO event_stats (event_type, hour, model, event_count, tokens_in, tokens_out,
-                         duration_sum, duration_count)
-SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), COUNT(*),
-       COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0),
-       COALESCE(SUM(duration_ms), 0), COUNT(duration_ms)
-FROM events
-GROUP BY 1, 2, 3
-"""
+# Typed arrays, one per column of event_stats_sql.COLUMNS.
+_ADD = (f"{event_stats_sql.INSERT} SELECT * FROM unnest(%s::text[], %s::int[], %s::text[], %s::bigint[], "
+        f"%s::bigint[], %s::bigint[], %s::numeric[], %s::bigint[], %s::float8[], %s::bigint[], %s::bigint[]) "
+        f"{event_stats_sql.ADD}")
+_REBUILD = event_stats_sql.of_events()
 
 
 def add_totals(conn: psycopg.Connection, totals: dict[tuple, list]) -> None:
     """Add a batch's totals to the rollup (inside the ingest transaction): (event_type, hour,
-    model or '') -> [events, tokens in, tokens out, duration sum, durations counted]. The keys
+    model or '') -> the MEASURES of store/event_stats_sql.py. The keys
     are written in order, so concurrent batches lock the rollup's rows in the same order."""
     if not totals:
         return

@@ -9,6 +9,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
+import obsctl.store.event_stats_sql as event_stats_sql
 from obsctl.errors import InvalidInput
 from obsctl.store.postgres import partitions, schema
 from obsctl.store.postgres.ingest import forget_partitions
@@ -22,22 +23,7 @@ _LAST_ACTIVITY = "GREATEST(COALESCE(last_event_at, started_at), COALESCE(ended_a
 
 # The events of the sessions in the list parameter leave the event_stats rollup (prune, and
 # sessions.delete_session with one id).
-SUBTRACT_STATS = """
-INSERT INTO event_stats AS s (event_type, hour, model, event_count, tokens_in, tokens_out,
-                              duration_sum, duration_count)
-SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), -COUNT(*),
-       -COALESCE(SUM(tokens_in), 0), -COALESCE(SUM(tokens_out), 0),
-       -COALESCE(SUM(duration_ms), 0), -COUNT(duration_ms)
-FROM events WHERE session_id = ANY(%s)
-GROUP BY 1, 2, 3
-ORDER BY 1, 2, 3
-ON CONFLICT (event_type, hour, model) DO UPDATE SET
-    event_count = s.event_count + excluded.event_count,
-    tokens_in = s.tokens_in + excluded.tokens_in,
-    tokens_out = s.tokens_out + excluded.tokens_out,
-    duration_sum = s.duration_sum + excluded.duration_sum,
-    duration_count = s.duration_count + excluded.duration_count
-"""
+SUBTRACT_STATS = event_stats_sql.of_events("WHERE session_id = ANY(%s)", subtract=True, ordered=True)
 
 
 def count_prunable(conn: psycopg.Connection, cutoff: str) -> tuple[int, int]:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 import psycopg
 
+import obsctl.store.event_stats_sql as event_stats_sql
 from obsctl.store.postgres import costs
 
 # The answers' keys in SQLite's order: it looks ids up in chunks of _CHUNK, each in index order.
@@ -200,21 +201,17 @@ def counted_usage(conn: psycopg.Connection, event_ids: Sequence[str]) -> list[tu
 def retract_usage(conn: psycopg.Connection, rows: Sequence[tuple]) -> None:
     """Stop counting the usage of some events (see the SQLite module): token columns NULL,
     the counts taken off their sessions' totals and the event_stats rollup."""
-    from obsctl.store.postgres import event_stats
-
+    ids = [list(sorted(r[0] for r in rows))]
+    # The events leave the rollup as they are and come back without their usage.
+    conn.execute(event_stats_sql.of_events("WHERE event_id = ANY(%s)", subtract=True, ordered=True), ids)
     with conn.cursor() as cur:
         cur.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, cost_usd = NULL, metadata = %s "
                         "WHERE event_id = %s AND timestamp = %s", [(r[7], r[0], r[3]) for r in rows])
         cur.executemany("UPDATE sessions SET total_tokens_in = total_tokens_in - %s, "
                         "total_tokens_out = total_tokens_out - %s WHERE session_id = %s",
                         [(r[5], r[6], r[1]) for r in sorted(rows, key=lambda r: r[1])])
+    conn.execute(event_stats_sql.of_events("WHERE event_id = ANY(%s)", add=True, ordered=True), ids)
     costs.recount_costs(conn, sorted({r[1] for r in rows}))
-    change: dict[tuple, list] = {}
-    for _, _, event_type, timestamp, model, tokens_in, tokens_out, _ in rows:
-        totals = change.setdefault((event_type, int(timestamp[11:13]), model or ""), [0, 0, 0, 0.0, 0])
-        totals[1] -= tokens_in
-        totals[2] -= tokens_out
-    event_stats.add_totals(conn, change)
 
 
 # --- GenAI log records (services/otlp/logs.py) -----------------------------------------

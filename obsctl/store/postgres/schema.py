@@ -268,20 +268,7 @@ def _m009(conn: psycopg.Connection) -> None:
         CREATE TRIGGER event_totals_delete AFTER DELETE ON events
             FOR EACH ROW EXECUTE FUNCTION obsctl_event_totals_delete();
 
-        CREATE FUNCTION obsctl_session_stats_add(r sessions, sign INTEGER) RETURNS void
-        LANGUAGE plpgsql AS $$
-        BEGIN
-            INSERT INTO session_stats AS s VALUES (
-                substr(r.started_at, 1, 10), r.agent_name, r.status, sign,
-                sign * r.event_count, sign * r.total_tokens_in, sign * r.total_tokens_out,
-                sign * (CASE WHEN r.ended_at IS NOT NULL THEN 1 ELSE 0 END),
-                sign * COALESCE(CASE WHEN r.ended_at IS NOT NULL THEN {duration.format(row='r')} END, 0))
-            ON CONFLICT (day, agent_name, status) DO UPDATE SET
-                sessions = s.sessions + excluded.sessions, events = s.events + excluded.events,
-                tokens_in = s.tokens_in + excluded.tokens_in,
-                tokens_out = s.tokens_out + excluded.tokens_out,
-                ended = s.ended + excluded.ended, duration_sum = s.duration_sum + excluded.duration_sum;
-        END $$;
+        {_session_stats_function(duration)}
         CREATE FUNCTION obsctl_session_stats() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             IF TG_OP IN ('UPDATE', 'DELETE') THEN
@@ -296,6 +283,33 @@ def _m009(conn: psycopg.Connection) -> None:
             agent_name, started_at, ended_at, status, event_count, total_tokens_in, total_tokens_out
             ON sessions FOR EACH ROW EXECUTE FUNCTION obsctl_session_stats();
     """)
+
+
+def _session_stats_function(duration: str, *, costs: bool = False) -> str:
+    """The function the session_stats trigger calls: it adds (sign 1) or takes away (-1) a
+    session row in its group. `costs`: with the cost columns of m040 (m009's, without them,
+    stays as it was made)."""
+    values = updates = ""
+    if costs:
+        values = (",\n                sign * COALESCE(r.cost_usd, 0), "
+                  "sign * (CASE WHEN r.cost_usd IS NOT NULL THEN 1 ELSE 0 END), sign * r.unpriced_calls")
+        updates = (",\n                cost_usd = s.cost_usd + excluded.cost_usd, "
+                   "priced_sessions = s.priced_sessions + excluded.priced_sessions, "
+                   "unpriced_calls = s.unpriced_calls + excluded.unpriced_calls")
+    return f"""CREATE {'OR REPLACE ' if costs else ''}FUNCTION obsctl_session_stats_add(r sessions, sign INTEGER) RETURNS void
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO session_stats AS s VALUES (
+                substr(r.started_at, 1, 10), r.agent_name, r.status, sign,
+                sign * r.event_count, sign * r.total_tokens_in, sign * r.total_tokens_out,
+                sign * (CASE WHEN r.ended_at IS NOT NULL THEN 1 ELSE 0 END),
+                sign * COALESCE(CASE WHEN r.ended_at IS NOT NULL THEN {duration.format(row='r')} END, 0){values})
+            ON CONFLICT (day, agent_name, status) DO UPDATE SET
+                sessions = s.sessions + excluded.sessions, events = s.events + excluded.events,
+                tokens_in = s.tokens_in + excluded.tokens_in,
+                tokens_out = s.tokens_out + excluded.tokens_out,
+                ended = s.ended + excluded.ended, duration_sum = s.duration_sum + excluded.duration_sum{updates};
+        END $$;"""
 
 
 # (name, apply): the names of obsctl/store/sqlite/schema.py's migrations, in order.
@@ -460,6 +474,37 @@ def _m028(conn: psycopg.Connection) -> None:
                  "is_error, duration_ms, tokens_in, tokens_out)")
 
 
+def _m039(conn: psycopg.Connection) -> None:
+    # SQLite's m039: the rollup keeps the costs, filled again from the events.
+    from obsctl.store.postgres import event_stats
+
+    conn.execute("ALTER TABLE event_stats ADD COLUMN cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0, "
+                 "ADD COLUMN priced_calls BIGINT NOT NULL DEFAULT 0, "
+                 "ADD COLUMN unpriced_calls BIGINT NOT NULL DEFAULT 0")
+    event_stats.rebuild(conn)
+
+
+def _m040(conn: psycopg.Connection) -> None:
+    # SQLite's m040: session_stats keeps the sessions' costs; the trigger adds them too.
+    import obsctl.store.cost_sql as cost_sql
+
+    duration = "obsctl_duration_ms({row}.started_at, {row}.ended_at)"
+    conn.execute("ALTER TABLE session_stats ADD COLUMN cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0, "
+                 "ADD COLUMN priced_sessions BIGINT NOT NULL DEFAULT 0, "
+                 "ADD COLUMN unpriced_calls BIGINT NOT NULL DEFAULT 0")
+    conn.execute(f"UPDATE session_stats SET {cost_sql.SESSION_STATS_COSTS_SET} FROM ({cost_sql.SESSION_STATS_COSTS}) "
+                 "AS x WHERE session_stats.day = x.day AND session_stats.agent_name = x.agent_name "
+                 "AND session_stats.status = x.status")
+    conn.execute(f"""
+        {_session_stats_function(duration, costs=True)}
+        DROP TRIGGER session_stats_change ON sessions;
+        CREATE TRIGGER session_stats_change AFTER INSERT OR DELETE OR UPDATE OF
+            agent_name, started_at, ended_at, status, event_count, total_tokens_in, total_tokens_out,
+            cost_usd, unpriced_calls
+            ON sessions FOR EACH ROW EXECUTE FUNCTION obsctl_session_stats();
+    """)
+
+
 MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m001_sessions_and_events", _m001),
     ("m002_alerts_webhooks_sla", _m002),
@@ -486,6 +531,8 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m029_dashboard_logins", _m029),
     ("m027_session_breakdown_index", _m027),
     ("m028_session_breakdown_order", _m028),
+    ("m039_event_stats_costs", _m039),
+    ("m040_session_stats_costs", _m040),
 ]
 
 

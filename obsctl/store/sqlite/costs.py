@@ -43,6 +43,13 @@ def recount_session_costs(db: sqlite_utils.Database) -> int:
     return db.conn.execute(_SESSION_COSTS).rowcount
 
 
+def recount_rollup_costs(db: sqlite_utils.Database) -> None:
+    """The event_stats rollup again from the events, with their new costs (after repricing)."""
+    from obsctl.store.sqlite import event_stats
+
+    event_stats.rebuild(db.conn)
+
+
 def recount_costs(conn: sqlite3.Connection, session_ids: list[str]) -> None:
     """cost_usd and unpriced_calls of some sessions again from their events (within the
     writing transaction: OTLP trace moves and usage retraction)."""

@@ -1,4 +1,5 @@
-"""The `event_stats` rollup: event counts, tokens and durations per (event_type, hour, model).
+"""The `event_stats` rollup: event counts, tokens, durations and costs per (event_type, hour,
+model) (store/event_stats_sql.py).
 
 Analytics' event-level sections (model usage, event types, hourly activity) would otherwise
 scan every event on each request (about 0.5 s at 1M events). The ingest transaction adds
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import obsctl.store.event_stats_sql as event_stats_sql
 from obsctl.store.sqlite import bulk
 
 CREATE_TABLE = """
@@ -28,34 +30,15 @@ CREATE TABLE event_stats (
 ) WITHOUT ROWID
 """
 
-_INSERT = """
-INSERT INTO event_stats (event_type, hour, model, event_count, tokens_in, tokens_out,
-                         duration_sum, duration_count)"""
-_ADD = """
-ON CONFLICT (event_type, hour, model) DO UPDATE SET
-    event_count = event_count + excluded.event_count,
-    tokens_in = tokens_in + excluded.tokens_in,
-    tokens_out = tokens_out + excluded.tokens_out,
-    duration_sum = duration_sum + excluded.duration_sum,
-    duration_count = duration_count + excluded.duration_count
-"""
-
-_REBUILD = """
-INSERT INTO event_stats (event_type, hour, model, event_count, tokens_in, tokens_out,
-                         duration_sum, duration_count)
-SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), COUNT(*),
-       COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0),
-       COALESCE(SUM(duration_ms), 0), COUNT(duration_ms)
-FROM events
-GROUP BY 1, 2, 3
-"""
+_REBUILD = event_stats_sql.of_events()
 
 
 def add_totals(conn: sqlite3.Connection, totals: dict[tuple, list]) -> None:
     """Add a batch's totals to the rollup (inside the ingest transaction): (event_type, hour,
-    model or '') -> [events, tokens in, tokens out, duration sum, durations counted]."""
-    bulk.execute_rows(conn, _INSERT, bulk.placeholders(8), [(*key, *acc) for key, acc in totals.items()],
-                     _ADD)
+    model or '') -> the MEASURES of store/event_stats_sql.py (events, tokens in, tokens out,
+    duration sum, durations counted, cost, priced calls, unpriced calls)."""
+    bulk.execute_rows(conn, event_stats_sql.INSERT, bulk.placeholders(len(event_stats_sql.COLUMNS)),
+                      [(*key, *acc) for key, acc in totals.items()], event_stats_sql.ADD)
 
 
 def count_inserted(conn: sqlite3.Connection, inserted: int) -> None:

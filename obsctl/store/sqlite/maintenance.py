@@ -7,6 +7,7 @@ from pathlib import Path
 
 import sqlite_utils
 
+import obsctl.store.event_stats_sql as event_stats_sql
 from obsctl.store.sqlite.db import write_transaction
 
 TABLES = ("sessions", "events", "alert_rules", "alert_events", "webhooks", "webhook_deliveries",
@@ -17,21 +18,7 @@ _LAST_ACTIVITY = "MAX(COALESCE(last_event_at, started_at), COALESCE(ended_at, ''
 
 # The events of the sessions `{sessions}` selects (an IN list) leave the event_stats rollup:
 # prune's batch, or sessions.delete_session's one id.
-SUBTRACT_STATS = """
-INSERT INTO event_stats (event_type, hour, model, event_count, tokens_in, tokens_out,
-                         duration_sum, duration_count)
-SELECT event_type, CAST(substr(timestamp, 12, 2) AS INTEGER), COALESCE(model, ''), -COUNT(*),
-       -COALESCE(SUM(tokens_in), 0), -COALESCE(SUM(tokens_out), 0),
-       -COALESCE(SUM(duration_ms), 0), -COUNT(duration_ms)
-FROM events WHERE session_id IN ({sessions})
-GROUP BY 1, 2, 3
-ON CONFLICT (event_type, hour, model) DO UPDATE SET
-    event_count = event_count + excluded.event_count,
-    tokens_in = tokens_in + excluded.tokens_in,
-    tokens_out = tokens_out + excluded.tokens_out,
-    duration_sum = duration_sum + excluded.duration_sum,
-    duration_count = duration_count + excluded.duration_count
-"""
+SUBTRACT_STATS = event_stats_sql.of_events("WHERE session_id IN ({sessions})", subtract=True)
 
 
 def count_prunable(db: sqlite_utils.Database, cutoff: str) -> tuple[int, int]:

@@ -10,7 +10,8 @@ from collections.abc import Iterable, Sequence
 
 import sqlite_utils
 
-from obsctl.store.sqlite import costs, event_stats
+import obsctl.store.event_stats_sql as event_stats_sql
+from obsctl.store.sqlite import costs
 from obsctl.store.sqlite import ingest as event_store
 
 _CHUNK = 900
@@ -183,22 +184,20 @@ def retract_usage(db: sqlite_utils.Database, rows: Sequence[tuple]) -> None:
     with the metadata to store. Their token and cost columns become NULL and the counts are
     taken off their sessions' totals (costs recounted) and the event_stats rollup."""
     conn = db.conn
+    # The events leave the rollup as they are and come back without their usage.
+    chunks = [[r[0] for r in rows[i:i + _CHUNK]] for i in range(0, len(rows), _CHUNK)]
+    for chunk in chunks:
+        conn.execute(event_stats_sql.of_events(f"WHERE event_id IN ({','.join('?' * len(chunk))})",
+                                               subtract=True), chunk)
     conn.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, cost_usd = NULL, metadata = ? WHERE event_id = ?",
                      [(r[7], r[0]) for r in rows])
+    for chunk in chunks:
+        conn.execute(event_stats_sql.of_events(f"WHERE event_id IN ({','.join('?' * len(chunk))})", add=True),
+                     chunk)
     conn.executemany("UPDATE sessions SET total_tokens_in = total_tokens_in - ?, "
                      "total_tokens_out = total_tokens_out - ? WHERE session_id = ?",
                      [(r[5], r[6], r[1]) for r in rows])
     costs.recount_costs(conn, sorted({r[1] for r in rows}))
-    event_stats.add_totals(conn, _rollup_change(rows))
-
-
-def _rollup_change(rows: Sequence[tuple]) -> dict[tuple, list]:
-    change: dict[tuple, list] = {}
-    for _, _, event_type, timestamp, model, tokens_in, tokens_out, _ in rows:
-        totals = change.setdefault((event_type, int(timestamp[11:13]), model or ""), [0, 0, 0, 0.0, 0])
-        totals[1] -= tokens_in
-        totals[2] -= tokens_out
-    return change
 
 
 # --- GenAI log records (services/otlp/logs.py) -----------------------------------------

@@ -10,6 +10,7 @@ from obsctl.services.ingest import ingest_events
 from obsctl.store.sqlite import event_stats
 from obsctl.store.sqlite.ingest import EVENT_COLUMNS
 from tests.conftest import event, use_prices
+from tests.store_support import rollup_rows
 
 AT = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
@@ -160,7 +161,7 @@ def _rebuild(db):
 
 
 def _stats(db):
-    return db.conn.execute("SELECT * FROM event_stats ORDER BY 1, 2, 3").fetchall()
+    return rollup_rows(db.conn)
 
 
 def test_rollup_maintained_by_ingest_equals_a_rebuild(db):
@@ -203,7 +204,7 @@ def test_no_analytics_query_reads_every_session_or_event(db):
                "durations": (store._DURATIONS, ()), "top agents": (store._TOP_AGENTS, (10,)),
                "by day": (store._SESSIONS_BY_DAY, ("2026-01-01T00:00:00.000Z",)),
                "models": (store._MODEL_USAGE, ()), "types": (store._EVENT_TYPES, ()),
-               "hourly": (store._HOURLY, ())}
+               "hourly": (store._HOURLY, ()), "cost by model": (store._COST_BY_MODEL, ())}
     for name, (sql, params) in queries.items():
         plan = _plan(db, sql, params)
         assert "SCAN sessions" not in plan and "SCAN events" not in plan, (name, plan)

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from obsctl.services.analytics import get_analytics
 from obsctl.services.ingest import ingest_events
 from obsctl.services.maintenance import db_info, reprice
 from obsctl.services.sessions import get_session, list_sessions
@@ -94,6 +95,10 @@ def test_the_price_table_is_recorded_and_reprice_applies_a_new_one(priced, tmp_p
     s1, s2 = get_session(priced, "s1"), get_session(priced, "s2")
     assert (s1["cost_usd"], s1["unpriced_calls"]) == (0.019, 1)
     assert (s2["cost_usd"], s2["unpriced_calls"]) == (0.008, 0)
+    # The analytics cost per model reads the rollup, which the reprice rebuilt.
+    by_model = {m["model"]: m for m in get_analytics(priced)["costs"]["by_model"]}
+    assert (by_model["gpt-4o"]["cost_usd"], by_model["mystery"]["cost_usd"]) == (0.005, 0.022)
+    assert (by_model["big-model"]["cost_usd"], by_model["big-model"]["unpriced_calls"]) == (None, 1)
     after = db_info(priced, "x", check=False)["prices"]
     assert after["mixed"] is False and after["repriced_at"] is not None
 

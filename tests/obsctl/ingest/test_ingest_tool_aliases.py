@@ -219,7 +219,8 @@ def test_migration_backfills_rows_stored_before_the_aliases(tmp_path):
                if c[0] not in ("last_seen_at", "cost_usd", "unpriced_calls")]
     session_sql = f"SELECT {', '.join(columns)} FROM sessions ORDER BY session_id"
     assert old.conn.execute(session_sql).fetchall() == fresh.conn.execute(session_sql).fetchall()
-    stats_sql = "SELECT * FROM event_stats ORDER BY 1, 2, 3"
+    stats_sql = ("SELECT event_type, hour, model, event_count, tokens_in, tokens_out, duration_sum, "
+                 "duration_count FROM event_stats ORDER BY 1, 2, 3")
     assert old.conn.execute(stats_sql).fetchall() == fresh.conn.execute(stats_sql).fetchall()
     assert old.conn.execute("SELECT error_count FROM sessions WHERE session_id = 'alias-cases-001'"
                             ).fetchone() == (1,)

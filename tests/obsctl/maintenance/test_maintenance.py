@@ -14,7 +14,7 @@ from obsctl.services.ingest import ingest_events
 from obsctl.services.maintenance import parse_age, prune
 from obsctl.timeutil import iso_minus
 from tests.conftest import event
-from tests.store_support import sqlite_writer_free
+from tests.store_support import rollup_rows, sqlite_writer_free
 
 
 def seed_ages(db):
@@ -31,7 +31,7 @@ def seed_ages(db):
 
 
 def stats_rows(db):
-    return sorted(db.conn.execute("SELECT * FROM event_stats").fetchall())
+    return rollup_rows(db.conn)
 
 
 def test_prune_dry_run_counts_and_deletes_nothing(db):

@@ -16,6 +16,9 @@ from opentelemetry.trace import Status, StatusCode
 from obsctl.services.analytics import get_analytics
 from obsctl.services.otlp import ingest_otlp
 from obsctl.services.sessions import get_session
+from obsctl.store.postgres import event_stats as pg_event_stats
+from obsctl.store.sqlite import event_stats
+from tests.store_support import rollup_rows
 
 
 def record(build) -> list:
@@ -174,6 +177,11 @@ def test_analytics_model_usage_and_totals_agree_after_a_retraction(store):
     by_model = {m["model"]: m for m in analytics["model_usage"]}
     assert by_model["gpt-4o"]["total_tokens"] == 92
     assert sum(m["total_tokens"] for m in analytics["model_usage"]) == 92
+    # The cost per model is the rollup's: only the model call used tokens once retracted.
+    assert {m["model"]: m["call_count"] for m in analytics["costs"]["by_model"]} == {"gpt-4o": 1}
+    kept = rollup_rows(store.conn)
+    (pg_event_stats if store.backend == "postgresql" else event_stats).rebuild(store.conn)
+    assert rollup_rows(store.conn) == kept
 
 
 def test_a_span_without_kind_counts_when_no_model_call_is_under_it(store):

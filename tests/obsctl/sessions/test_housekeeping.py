@@ -54,8 +54,8 @@ def _rollups(store) -> dict:
     conn = store.conn
     return {
         "event_stats": [tuple(r) for r in conn.execute(
-            "SELECT event_type, hour, model, event_count, tokens_in, tokens_out, duration_sum, duration_count "
-            "FROM event_stats ORDER BY 1, 2, 3").fetchall()],
+            "SELECT event_type, hour, model, event_count, tokens_in, tokens_out, duration_sum, duration_count, "
+            "ROUND(cost_usd * 1e9), priced_calls, unpriced_calls FROM event_stats ORDER BY 1, 2, 3").fetchall()],
         "session_stats": [tuple(r) for r in conn.execute(
             "SELECT day, agent_name, status, sessions, events, tokens_in, tokens_out, ended, duration_sum "
             "FROM session_stats WHERE sessions <> 0 ORDER BY 1, 2, 3").fetchall()],
