@@ -461,14 +461,15 @@ class TriageRepository(Protocol):
         tokens, the durations' sum and the durations (store/long_session_sql.py)."""
 
     def session_error_rows(self, session_id: str, event_types: list[str], cap: int) -> list[tuple]:
-        """The first `cap` failed events of these types in order, each with the events since the
-        error before it."""
+        """The first `cap` failed events of these types in order, each with the successful body
+        events since the error before it (counted up to 4)."""
+
+    def session_error_places(self, session_id: str, event_types: list[str], after: tuple[str, int],
+                             count: int) -> list[tuple[int, int]]:
+        """(id, events since the error before it) of the first `count` errors after `after`."""
 
     def session_end_rows(self, session_id: str, count: int, last: bool) -> list[tuple]:
         """The first (or last, newest first) `count` events, as step tuples."""
-
-    def session_lifecycle(self, session_id: str) -> list[tuple[str, int]]:
-        """(timestamp, id) of the session's lifecycle events in order."""
 
     def session_last_body(self, session_id: str, successful: bool) -> tuple | None:
         """(timestamp, id, is_error) of the last body event (or the last successful one)."""

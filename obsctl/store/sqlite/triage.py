@@ -208,8 +208,8 @@ def session_breakdown(db: sqlite_utils.Database, session_id: str) -> list[tuple]
 
 def session_error_rows(db: sqlite_utils.Database, session_id: str, event_types: list[str],
                        cap: int) -> list[tuple]:
-    """The first `cap` failed events of `event_types` in order: STEP_COLUMNS, then the events
-    between each and the error before it."""
+    """The first `cap` failed events of `event_types` in order: STEP_COLUMNS, then the successful
+    body events between each and the error before it (up to long_session_sql.SUCCESSES_COUNTED)."""
     sql = long_sql.errors(_LONG, len(event_types))
     return db.conn.execute(sql, [session_id, *event_types, cap, session_id]).fetchall()
 
@@ -219,9 +219,12 @@ def session_end_rows(db: sqlite_utils.Database, session_id: str, count: int, las
     return db.conn.execute(long_sql.ends(_LONG, last), [session_id, count]).fetchall()
 
 
-def session_lifecycle(db: sqlite_utils.Database, session_id: str) -> list[tuple[str, int]]:
-    """(timestamp, id) of the session's lifecycle events in order."""
-    return sorted(db.conn.execute(long_sql.lifecycle(_LONG), [session_id]).fetchall())
+def session_error_places(db: sqlite_utils.Database, session_id: str, event_types: list[str],
+                         after: tuple[str, int], count: int) -> list[tuple[int, int]]:
+    """(id, events since the error before it) of the first `count` errors of `event_types` after
+    the (timestamp, id) `after`; the first counts every event before it."""
+    sql = long_sql.error_places(_LONG, len(event_types))
+    return db.conn.execute(sql, [session_id, *event_types, after[0], *after, count, session_id]).fetchall()
 
 
 def session_last_body(db: sqlite_utils.Database, session_id: str, successful: bool) -> tuple | None:
