@@ -14,7 +14,7 @@ import orjson
 import obsctl.services.otlp.json_format as jf
 import obsctl.services.otlp.wire as wire
 from obsctl.errors import InvalidInput
-from obsctl.services.otlp.mapping import _parse_json
+from obsctl.services.otlp.attributes import parse_json
 
 INPUT_EVENTS = {
     "gen_ai.system.message": "system",
@@ -178,7 +178,7 @@ def content_of(record: LogRecord) -> Content | None:
         return None
     key = _key(record)
     content = Content(key=key, time_ns=record.time_ns, name=name)
-    body = _parse_json(record.body)
+    body = parse_json(record.body)
     if name in INPUT_EVENTS:
         message = dict(body) if type(body) is dict else ({"content": body} if body is not None else {})
         message.setdefault("role", INPUT_EVENTS[name])
@@ -197,7 +197,7 @@ def content_of(record: LogRecord) -> Content | None:
         content.input.extend(_messages(attrs.get("gen_ai.input.messages")))
         content.output.extend(_messages(attrs.get("gen_ai.output.messages")))
         if attrs.get("gen_ai.system_instructions") is not None:
-            content.system_instructions = _parse_json(attrs["gen_ai.system_instructions"])
+            content.system_instructions = parse_json(attrs["gen_ai.system_instructions"])
     else:
         other = {"name": name, "attributes": record.attributes}
         if body is not None:
@@ -207,7 +207,7 @@ def content_of(record: LogRecord) -> Content | None:
 
 
 def _messages(value: Any) -> list:
-    value = _parse_json(value)
+    value = parse_json(value)
     if value is None:
         return []
     return value if type(value) is list else [value]
