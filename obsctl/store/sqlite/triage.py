@@ -192,7 +192,9 @@ def error_events(db: sqlite_utils.Database, since: str, until: str, agent: str |
 # A long session's analysis (services/triage/long.py): the SQL is in store/long_session_sql.py.
 _LONG = long_sql.Dialect(
     mark="?",
-    durations="json_group_array(duration_ms) FILTER (WHERE duration_ms IS NOT NULL)",
+    # Each duration to 17 significant digits, which read back as the same double: SQLite's own
+    # text of a REAL (and json_group_array's) has 15, and its printf without '!' stops at 16.
+    durations="group_concat(printf('%!.17g', duration_ms)) FILTER (WHERE duration_ms IS NOT NULL)",
     tool_input="COALESCE(json_extract(tool_call, '$.input'), json_extract(tool_call, '$.tool_input'))",
     tool_output="COALESCE(json_extract(tool_call, '$.output'), json_extract(tool_call, '$.tool_output'), "
                 "json_extract(output_data, '$'))",
@@ -203,7 +205,7 @@ def session_breakdown(db: sqlite_utils.Database, session_id: str) -> list[tuple]
     """The session's events added up per (event_type, is_error, model, tool_name): the columns
     of long_session_sql.BREAKDOWN_COLUMNS, durations a list."""
     rows = db.conn.execute(long_sql.breakdown(_LONG), [session_id]).fetchall()
-    return [(*row[:8], orjson.loads(row[8])) for row in rows]
+    return [(*row[:8], [float(v) for v in row[8].split(",")] if row[8] else []) for row in rows]
 
 
 def session_error_rows(db: sqlite_utils.Database, session_id: str, event_types: list[str],
