@@ -18,14 +18,10 @@ capped at `max_wait`; a `Retry-After` on the answer replaces that wait (also cap
 
 from __future__ import annotations
 
-import http.client
 import math
 import random
-import socket
-import ssl
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -33,9 +29,9 @@ from urllib.parse import urlsplit
 
 import orjson
 import requests
-import urllib3.exceptions
 
 from obsctl import __version__
+from obsctl.client.failures import Failure, classify
 from obsctl.config import display_url
 from obsctl.errors import (
     Conflict,
@@ -67,15 +63,6 @@ ERROR_BY_STATUS: dict[int, type[ObsctlError]] = {
 }
 # A server's error text longer than this is cut: a message is one line.
 MAX_MESSAGE_CHARS = 300
-
-
-@dataclass(frozen=True, slots=True)
-class _Failure:
-    """Why a request got no answer, read from the exception `requests` raised."""
-
-    reason: str  # short, for the message: "connection refused"
-    unsent: bool  # the request surely never reached the server
-    retryable: bool = True  # False when another try cannot help (a TLS or DNS failure)
 
 
 class Client:
@@ -179,7 +166,7 @@ class Client:
                 response = self._send(method, url, params=params, data=data, headers=all_headers,
                                       stream=stream, timeout=timeout or self.timeout)
             except requests.RequestException as exc:
-                failure = _classify(exc, timeout or self.timeout)
+                failure = classify(exc, timeout or self.timeout)
                 held_back = not failure.unsent and not repeatable
                 if last or held_back or not failure.retryable:
                     raise self._unreachable(failure, attempt + 1, method if held_back else None) from None
@@ -261,7 +248,7 @@ class Client:
             return StorageFull(message)
         return ServiceUnavailable(message, retry_after=wait)
 
-    def _unreachable(self, failure: _Failure, tries: int, held_back: str | None) -> ServiceUnavailable:
+    def _unreachable(self, failure: Failure, tries: int, held_back: str | None) -> ServiceUnavailable:
         message = f"cannot reach the obsctl server at {self.server}: {failure.reason}"
         if held_back:
             message += f" (a {held_back} is not sent again, since the server may have applied it)"
@@ -329,59 +316,6 @@ def _check_api_key(api_key: str | None) -> str | None:
     if not all(0x20 < ord(char) < 0x7F for char in api_key):
         raise InvalidInput("the API key must be printable ASCII without spaces; check for a stray newline")
     return api_key
-
-
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    """`exc` and what it wraps: arguments, urllib3's `reason`, causes and contexts."""
-    seen: set[int] = set()
-    todo = [exc]
-    while todo and len(seen) < 20:
-        item = todo.pop(0)
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        yield item
-        todo.extend(arg for arg in item.args if isinstance(arg, BaseException))
-        todo.extend(e for e in (getattr(item, "reason", None), item.__cause__, item.__context__)
-                    if isinstance(e, BaseException))
-
-
-def _classify(exc: requests.RequestException, timeout: float) -> _Failure:
-    """Read a `requests` exception as a `_Failure`. Only the exception types are used, never
-    their text, which may hold the URL's password."""
-    chain = list(_causes(exc))
-
-    def has(*types: type[BaseException]) -> bool:
-        return any(isinstance(e, types) for e in chain)
-
-    if has(ssl.SSLCertVerificationError):
-        return _Failure("the TLS certificate is not trusted", unsent=True, retryable=False)
-    if has(requests.exceptions.SSLError, ssl.SSLError, urllib3.exceptions.SSLError):
-        return _Failure("TLS handshake failed", unsent=True, retryable=False)
-    if has(socket.gaierror):  # wrapped in NameResolutionError by urllib3 2
-        return _Failure("cannot resolve the host name", unsent=True, retryable=False)
-    if has(ConnectionRefusedError):
-        return _Failure("connection refused", unsent=True)
-    # urllib3's NewConnectionError is a ConnectTimeoutError too; requests tells them apart.
-    if has(requests.exceptions.ConnectTimeout) or any(
-            isinstance(e, urllib3.exceptions.ConnectTimeoutError)
-            and not isinstance(e, urllib3.exceptions.NewConnectionError) for e in chain):
-        return _Failure(f"no connection within {timeout:g} s", unsent=True)
-    if has(urllib3.exceptions.NewConnectionError):
-        errors = [e for e in chain if isinstance(e, OSError) and e.strerror]
-        return _Failure(errors[0].strerror.lower() if errors else "cannot connect", unsent=True)
-    if has(requests.exceptions.ReadTimeout, urllib3.exceptions.ReadTimeoutError, TimeoutError):
-        return _Failure(f"no answer within {timeout:g} s", unsent=False)
-    if has(ConnectionResetError):
-        return _Failure("connection reset by the server", unsent=False)
-    if has(http.client.RemoteDisconnected):
-        return _Failure("the server closed the connection without answering", unsent=False)
-    if has(requests.exceptions.ChunkedEncodingError, http.client.IncompleteRead,
-           urllib3.exceptions.ProtocolError):
-        return _Failure("the answer was cut off", unsent=False)
-    if isinstance(exc, requests.exceptions.ConnectionError):
-        return _Failure("connection failed", unsent=False)
-    return _Failure(f"request failed ({type(exc).__name__})", unsent=True, retryable=False)
 
 
 def _error_body(response: requests.Response) -> tuple[str | None, list[dict] | None]:

@@ -3,7 +3,7 @@
 `open_store(settings_or_url, mode=...)` is the one way in. The store it returns is a unit of
 work: it owns the connections and transactions and exposes one repository per area
 (`store.sessions`, `store.ingest`, `store.alerts`, `store.webhooks`, `store.sla`, `store.triage`,
-...; their methods are declared in `repositories.py`). Services receive a store and use
+...; their methods are declared in the `repositories` package). Services receive a store and use
 
     with store.transaction():          # a unit of work: commit, or roll back on error
         store.alerts.insert_rule(...)
@@ -53,7 +53,7 @@ MODES = ("create", "existing", "read", "server", "attach")
 
 class Store(Protocol):
     """What services may use of a store (see the module docstring); each area's repository is
-    an attribute named after the area (obsctl/store/repositories.py declares their methods)."""
+    an attribute named after the area (obsctl/store/repositories/ declares their methods)."""
 
     backend: str
     readonly: bool

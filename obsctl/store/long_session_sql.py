@@ -6,8 +6,9 @@ its rows nor its JSON:
 
 - BREAKDOWN: one aggregate over the session's events by type, outcome, model and tool
   (counts, tokens, durations), read through idx_events_session_stats alone;
-- errors: the session's failed body events in order, at most a cap, each with the number
-  of events between it and the error before it (counted in the index), which gives its place;
+- errors: the session's failed body events in order, at most a cap, each with the successful
+  events before it since the error before it (counted up to 4), and the places in the session
+  of the first of them after a point (what the postmortem timeline shows);
 - the first or last events (a LIMIT on idx_events_session_ts);
 - the tool calls, streamed, with their input and output as JSON text, for loops.
 """
@@ -43,28 +44,51 @@ FROM events WHERE session_id = {d.mark}
 GROUP BY event_type, model, tool_name, is_error"""
 
 
-def errors(d: Dialect, event_types: int) -> str:
-    """The first `cap` failed body events in order: STEP_COLUMNS, then the number of events
-    (of any type) between the error before it (or the session's start) and it. The errors
-    are found through idx_events_session_stats by their types (the breakdown's), then sorted.
-    Parameters: session id, the `event_types` types, cap, session id."""
+# Successful body events counted between two errors: a postmortem cascade only asks whether
+# there were more than 3 (services/postmortem/factors.CASCADE_MAX_SUCCESSES).
+SUCCESSES_COUNTED = 4
+
+
+def _errors_after(d: Dialect, event_types: int, columns: str, after: bool) -> str:
+    """The CTEs `errs` (the failed events of the given types in order, from idx_events_session_stats,
+    then sorted; after a (timestamp, id) when `after`; at most a limit) and `ordered` (each with
+    the (prev_ts, prev_id) of the error before it, ('', -1) for the first)."""
     m = d.mark
     types = ", ".join([m] * event_types)
+    later = f" AND timestamp >= {m} AND (timestamp, id) > ({m}, {m})" if after else ""
     return f"""
 WITH errs AS (
-    SELECT {', '.join(STEP_COLUMNS)} FROM events
-    WHERE session_id = {m} AND event_type IN ({types}) AND is_error = 1
+    SELECT {columns} FROM events
+    WHERE session_id = {m} AND event_type IN ({types}) AND is_error = 1{later}
     ORDER BY timestamp, id LIMIT {m}
 ), ordered AS (
     SELECT errs.*, COALESCE(LAG(timestamp) OVER w, '') AS prev_ts, COALESCE(LAG(id) OVER w, -1) AS prev_id
     FROM errs WINDOW w AS (ORDER BY timestamp, id)
-)
-SELECT {', '.join('o.' + c for c in STEP_COLUMNS)},
-       (SELECT COUNT(*) FROM events x
-        WHERE x.session_id = {m} AND x.timestamp >= o.prev_ts AND x.timestamp <= o.timestamp
-          AND (x.timestamp, x.id) > (o.prev_ts, o.prev_id) AND (x.timestamp, x.id) < (o.timestamp, o.id))
-FROM ordered o
-ORDER BY o.timestamp, o.id"""
+)"""
+
+
+def _between(d: Dialect) -> str:
+    """The events of the session after the error before `o` and before `o` (index range)."""
+    return (f"FROM events x WHERE x.session_id = {d.mark} AND x.timestamp >= o.prev_ts AND x.timestamp <= o.timestamp "
+            f"AND (x.timestamp, x.id) > (o.prev_ts, o.prev_id) AND (x.timestamp, x.id) < (o.timestamp, o.id)")
+
+
+def errors(d: Dialect, event_types: int) -> str:
+    """The first `cap` failed events of `event_types` in order: STEP_COLUMNS, then the successful
+    body events between the error before it (or the session's start) and it, counted up to
+    SUCCESSES_COUNTED. Parameters: session id, the types, cap, session id."""
+    return (f"{_errors_after(d, event_types, ', '.join(STEP_COLUMNS), False)}\n"
+            f"SELECT {', '.join('o.' + c for c in STEP_COLUMNS)}, (SELECT COUNT(*) FROM (SELECT 1 {_between(d)} "
+            f"AND x.event_type NOT IN {LIFECYCLE} LIMIT {SUCCESSES_COUNTED}) AS k)\n"
+            f"FROM ordered o ORDER BY o.timestamp, o.id")
+
+
+def error_places(d: Dialect, event_types: int) -> str:
+    """(id, events between the error before it and it) of the first `count` failed events of
+    `event_types` after a (timestamp, id); the first counts every event before it, so the
+    places add up. Parameters: session id, the types, timestamp, timestamp, id, count, session id."""
+    return (f"{_errors_after(d, event_types, 'id, timestamp', True)}\n"
+            f"SELECT o.id, (SELECT COUNT(*) {_between(d)}) FROM ordered o ORDER BY o.timestamp, o.id")
 
 
 def ends(d: Dialect, last: bool) -> str:
@@ -73,13 +97,6 @@ def ends(d: Dialect, last: bool) -> str:
     order = "timestamp DESC, id DESC" if last else "timestamp, id"
     return (f"SELECT {', '.join(STEP_COLUMNS)} FROM events WHERE session_id = {d.mark} "
             f"ORDER BY {order} LIMIT {d.mark}")
-
-
-def lifecycle(d: Dialect) -> str:
-    """(timestamp, id) of the session's lifecycle events, unordered: an ORDER BY would have the
-    planner walk the session in time order instead of idx_events_session_stats' two ranges.
-    Parameter: session id."""
-    return f"SELECT timestamp, id FROM events WHERE session_id = {d.mark} AND event_type IN {LIFECYCLE}"
 
 
 def last_body(d: Dialect, successful: bool) -> str:

@@ -1,4 +1,4 @@
-"""The store contract: the repositories of obsctl/store/repositories.py are the whole surface.
+"""The store contract: the repositories of obsctl/store/repositories/ are the whole surface.
 
 Every method the services, the CLI and the web layer call on `store.<area>` is declared in the
 area's Protocol, and the SQLite store provides every declared method with the same parameters
@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "obsctl"
 CALLER_LAYERS = ("services", "web", "cli")
 # Store attributes that are its repositories: area name -> Protocol.
 AREAS = {name: hint for name, hint in typing.get_type_hints(Store).items()
-         if getattr(hint, "__module__", None) == repositories.__name__}
+         if getattr(hint, "__module__", "").startswith(repositories.__name__ + ".")}
 
 
 def declared_methods(protocol: type) -> dict[str, typing.Callable]:
@@ -85,7 +85,7 @@ def test_the_store_has_one_repository_per_area_of_the_sqlite_store():
 
 def test_every_repository_protocol_is_an_area_of_the_store():
     protocols = {obj for obj in vars(repositories).values()
-                 if isinstance(obj, type) and obj.__module__ == repositories.__name__}
+                 if isinstance(obj, type) and obj.__module__.startswith(repositories.__name__ + ".")}
     assert protocols == set(AREAS.values())
 
 

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from obsctl.errors import InvalidInput
-from obsctl.services.configuration import SECRET_FIELDS
+from obsctl.services.configuration.document import SECRET_FIELDS
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 FROM_ENV = ("url", *SECRET_FIELDS)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import orjson
-
+from obsctl.services.otlp.attributes import parse_json, split_attributes
+from obsctl.services.otlp.span_content import TOOL, span_input, span_output, span_tool_call
 from obsctl.services.otlp.wire import SpanRecord
 
 SESSION_KEYS = (
@@ -49,7 +49,7 @@ VERCEL_AGENT_OPERATIONS = frozenset({"ai.generateText", "ai.streamText", "ai.gen
 # SDK's OpenAI wrapper passes them on.
 _LANGFUSE_IN = ("input", "prompt_tokens", "input_tokens")
 _LANGFUSE_OUT = ("output", "completion_tokens", "output_tokens")
-TOOL, LLM, AGENT = "tool", "llm", "agent"
+LLM, AGENT = "llm", "agent"
 ROLE_EVENT_TYPES = {TOOL: "tool_call", LLM: "llm_call", AGENT: "decision"}
 # The event type of a root agent span (an agent, chain or workflow span with no parent).
 ROOT_AGENT_TYPE = "agent_run"
@@ -60,29 +60,6 @@ STATUS_ERROR = 2
 # (it is counted on the model-call spans under it).
 UNCOUNTED_USAGE = "uncounted_usage"
 
-# Attributes whose content goes to input_data, output_data or tool_call; they are not
-# repeated in the event's metadata.
-_CONTENT_KEYS = frozenset({
-    "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-    "input.value", "output.value", "gen_ai.prompt", "gen_ai.completion",
-    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
-    "ai.toolCall.args", "ai.toolCall.result", "ai.prompt.messages", "ai.prompt", "ai.response.text",
-    "ai.response.toolCalls", "ai.response.object", "final_result",
-    "traceloop.entity.input", "traceloop.entity.output",
-    "langfuse.observation.input", "langfuse.observation.output",
-})
-# OpenLLMetry flattens messages: gen_ai.prompt.0.role, gen_ai.prompt.0.content, ...
-_PROMPT_PREFIX = "gen_ai.prompt."
-_COMPLETION_PREFIX = "gen_ai.completion."
-# OpenInference flattens them deeper: llm.input_messages.0.message.contents.0.message_content.text
-_OI_INPUT_PREFIX = "llm.input_messages."
-_OI_OUTPUT_PREFIX = "llm.output_messages."
-# OpenInference's wrapper levels inside a flattened message, left out of the nested value.
-_OI_WRAPPERS = frozenset({"message", "message_content", "tool_call"})
-_FLATTENED_PREFIXES = (_PROMPT_PREFIX, _COMPLETION_PREFIX, _OI_INPUT_PREFIX, _OI_OUTPUT_PREFIX)
-_NONE: list = []  # no flattened messages (never changed)
-# Parsed JSON deeper than this could not be written back by the JSON encoder.
-_MAX_BRACKETS = 200
 
 
 def attr(span: SpanRecord, key: str) -> Any:
@@ -210,7 +187,7 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
     """The raw event (as POST /events takes it) for one span of session `session_id`."""
     role = span_role(span)
     get = span.lookup.get
-    other, prompts, completions = _split_attributes(span.attributes)
+    other, prompts, completions = split_attributes(span.attributes)
     trace_id = span.trace_id
     event_type = ROLE_EVENT_TYPES.get(role, "generic")
     if role == AGENT and not span.parent_span_id:
@@ -242,9 +219,9 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
         # kept with the span, counted only on those calls (see usage.py).
         uncounted = {k: event.pop(k) for k in ("tokens_in", "tokens_out") if k in event}
 
-    input_data = _input_data(span, prompts)
-    output_data, reasoning = _output_data(span, completions)
-    tool_call = _tool_call(span, role)
+    input_data = span_input(span, prompts)
+    output_data, reasoning = span_output(span, completions)
+    tool_call = span_tool_call(span, role)
     if (span.status_code == STATUS_ERROR or span.events or get("error.type") not in (None, "")
             or get("langfuse.observation.level") == "ERROR"):
         error = _error(span)
@@ -273,7 +250,7 @@ def _langfuse_usage(details: Any) -> dict:
     """tokens_in/tokens_out from Langfuse's `usage_details` (a JSON object of counts)."""
     if details is None:
         return {}
-    details = _parse_json(details)
+    details = parse_json(details)
     if type(details) is not dict:
         return {}
     found = {}
@@ -290,242 +267,6 @@ def _count(value: Any) -> Any:
         return int(value)
     if type(value) is str and value.isdigit():
         return int(value)
-    return value
-
-
-def _split_attributes(attrs: dict) -> tuple[dict, list, list]:
-    """(attributes kept in metadata, flattened prompt messages, flattened completions)."""
-    other: dict = {}
-    prompts: dict[int, dict] = {}
-    completions: dict[int, dict] = {}
-    for key, value in attrs.items():
-        if key in _CONTENT_KEYS:
-            continue
-        if key.startswith(_FLATTENED_PREFIXES):
-            if key.startswith(_PROMPT_PREFIX):
-                if _put_indexed(prompts, key[len(_PROMPT_PREFIX):], value):
-                    continue
-            elif key.startswith(_COMPLETION_PREFIX):
-                if _put_indexed(completions, key[len(_COMPLETION_PREFIX):], value):
-                    continue
-            elif key.startswith(_OI_INPUT_PREFIX):
-                if _put_nested(prompts, key[len(_OI_INPUT_PREFIX):], value):
-                    continue
-            elif _put_nested(completions, key[len(_OI_OUTPUT_PREFIX):], value):
-                continue
-        other[key] = value
-    if not prompts and not completions:
-        return other, _NONE, _NONE
-    return (other, [_listed(prompts[i]) for i in sorted(prompts)],
-            [_listed(completions[i]) for i in sorted(completions)])
-
-
-def _put_nested(messages: dict, rest: str, value: Any) -> bool:
-    """Put OpenInference's `<n>.message.<path>` into message n as a nested value: numbered
-    segments become list items, the wrapper levels (`message`, `message_content`, `tool_call`)
-    are left out: `0.message.tool_calls.0.tool_call.function.name` -> tool_calls[0].function.name."""
-    parts = rest.split(".")
-    if not parts[0].isdigit() or len(parts) < 2:
-        return False
-    node = messages.setdefault(int(parts[0]), {})
-    path = [int(p) if p.isdigit() else p for i, p in enumerate(parts[1:], start=1)
-            if not (p in _OI_WRAPPERS and (i == 1 or parts[i - 1].isdigit()))]
-    if not path or type(node) is not dict:
-        return False
-    for step in path[:-1]:
-        child = node.get(step)
-        if type(child) is not dict:
-            child = node[step] = {}
-        node = child
-    node[path[-1]] = value
-    return True
-
-
-def _listed(value: Any) -> Any:
-    """A nested value of _put_nested with its numbered levels made lists, in order."""
-    if type(value) is not dict:
-        return value
-    if value and all(type(k) is int for k in value):
-        return [_listed(value[k]) for k in sorted(value)]
-    return {k: _listed(v) for k, v in value.items()}
-
-
-def _put_indexed(messages: dict, rest: str, value: Any) -> bool:
-    index, _, field = rest.partition(".")
-    if not index.isdigit() or not field:
-        return False
-    messages.setdefault(int(index), {})[field] = value
-    return True
-
-
-def _parse_json(value: Any) -> Any:
-    """A JSON string as its value (when it is JSON), anything else unchanged. A JSON string
-    literal is read too, once (Traceloop encodes a task's return value as JSON even when it is
-    already JSON text or a plain string: `"\"sunny\""`)."""
-    if type(value) is not str:
-        return value
-    text = value.lstrip()
-    if text[:1] == '"' and text.rstrip()[-1:] == '"':
-        try:
-            inner = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            return value
-        return _parse_json_text(inner) if type(inner) is str else value
-    return _parse_json_text(value)
-
-
-def _parse_json_text(value: str) -> Any:
-    text = value.lstrip()
-    if text[:1] not in ("{", "["):
-        return value
-    try:
-        parsed = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return value
-    if text.count("[") + text.count("{") > _MAX_BRACKETS:
-        try:
-            orjson.dumps(parsed)
-        except orjson.JSONEncodeError:
-            return value
-    return parsed
-
-
-def _as_object(value: Any, key: str) -> dict:
-    """input_data/output_data must be objects: a JSON object is used as is, else wrapped."""
-    value = _parse_json(value)
-    return value if type(value) is dict else {key: value}
-
-
-def _event_attribute(span: SpanRecord, event_name: str, key: str) -> Any:
-    """Content recorded on a span event (older GenAI instrumentations do that)."""
-    for name, attributes in span.events:
-        if name == event_name and attributes.get(key) is not None:
-            return attributes[key]
-    return None
-
-
-def _input_data(span: SpanRecord, prompts: list) -> dict | None:
-    attrs = span.attributes
-    data = None
-    if attrs.get("gen_ai.input.messages") is not None:
-        data = _as_object(attrs["gen_ai.input.messages"], "messages")
-    elif prompts and not attrs.get("gen_ai.prompt"):
-        data = {"messages": prompts}
-    elif attrs.get("input.value") is not None:
-        data = _as_object(attrs["input.value"], "value")
-    elif attrs.get("gen_ai.prompt") is not None:
-        data = _as_object(attrs["gen_ai.prompt"], "prompt")
-    elif prompts:
-        data = {"messages": prompts}
-    elif attrs.get("traceloop.entity.input") is not None:
-        data = _as_object(attrs["traceloop.entity.input"], "value")
-    elif attrs.get("langfuse.observation.input") is not None:
-        data = _as_object(attrs["langfuse.observation.input"], "value")
-    elif attrs.get("ai.prompt.messages") is not None:
-        data = _as_object(attrs["ai.prompt.messages"], "messages")
-    elif attrs.get("ai.prompt") is not None:
-        data = _as_object(attrs["ai.prompt"], "prompt")
-    else:
-        prompt = _event_attribute(span, "gen_ai.content.prompt", "gen_ai.prompt")
-        if prompt is not None:
-            data = _as_object(prompt, "prompt")
-    instructions = attrs.get("gen_ai.system_instructions")
-    if instructions is not None:
-        data = {**(data or {}), "system_instructions": _parse_json(instructions)}
-    return data
-
-
-def _output_data(span: SpanRecord, completions: list) -> tuple[dict | None, str | None]:
-    """output_data and the reasoning text found in the output messages, if any."""
-    attrs = span.attributes
-    data = None
-    reasoning = None
-    if attrs.get("gen_ai.output.messages") is not None:
-        data = _as_object(attrs["gen_ai.output.messages"], "messages")
-        reasoning = _reasoning(data.get("messages"))
-    elif completions and not attrs.get("gen_ai.completion"):
-        data = {"messages": completions}
-    elif attrs.get("output.value") is not None:
-        data = _as_object(attrs["output.value"], "value")
-    elif attrs.get("gen_ai.completion") is not None:
-        data = _as_object(attrs["gen_ai.completion"], "completion")
-    elif completions:
-        data = {"messages": completions}
-    elif attrs.get("traceloop.entity.output") is not None:
-        data = _as_object(attrs["traceloop.entity.output"], "value")
-    elif attrs.get("langfuse.observation.output") is not None:
-        data = _as_object(attrs["langfuse.observation.output"], "value")
-    elif attrs.get("final_result") is not None:  # Pydantic AI's agent run: its output
-        data = _as_object(attrs["final_result"], "text")
-    elif any(attrs.get(k) is not None for k in _VERCEL_OUTPUT):
-        data = {name: _parse_json(attrs[k]) for k, name in _VERCEL_OUTPUT.items() if attrs.get(k) is not None}
-    else:
-        completion = _event_attribute(span, "gen_ai.content.completion", "gen_ai.completion")
-        if completion is not None:
-            data = _as_object(completion, "completion")
-    return data, reasoning
-
-
-# The Vercel AI SDK's response attributes and the output_data keys they become.
-_VERCEL_OUTPUT = {"ai.response.text": "text", "ai.response.toolCalls": "tool_calls",
-                  "ai.response.object": "object"}
-
-
-def _reasoning(messages: Any) -> str | None:
-    """Reasoning parts of GenAI output messages: [{"parts": [{"type": "reasoning", ...}]}]."""
-    if type(messages) is not list:
-        return None
-    texts = []
-    for message in messages:
-        parts = message.get("parts") if type(message) is dict else None
-        if type(parts) is not list:
-            continue
-        for part in parts:
-            if type(part) is dict and part.get("type") == "reasoning" and type(part.get("content")) is str:
-                texts.append(part["content"])
-    return "\n\n".join(texts) or None
-
-
-def _tool_call(span: SpanRecord, role: str | None) -> dict | None:
-    attrs = span.attributes
-    name = attrs.get("gen_ai.tool.name") or attrs.get("tool.name") or attrs.get("ai.toolCall.name")
-    if name is None and role == TOOL:
-        name = attrs.get("traceloop.entity.name") or span.name or None
-    if name is None:
-        return None
-    call: dict[str, Any] = {"name": name if type(name) is str else str(name)}
-    # OpenInference's `tool.parameters` is the tool's JSON schema, never the arguments of a call.
-    arguments = _first_present(attrs, ("gen_ai.tool.call.arguments", "ai.toolCall.args"))
-    result = _first_present(attrs, ("gen_ai.tool.call.result", "ai.toolCall.result"))
-    if role == TOOL:
-        # Tool spans of OpenInference and OpenLLMetry carry their input and output generically.
-        if arguments is None:
-            arguments = _first_present(attrs, ("input.value", "traceloop.entity.input",
-                                               "langfuse.observation.input"))
-            arguments = _keyword_arguments(_parse_json(arguments))
-        if result is None:
-            result = _first_present(attrs, ("output.value", "traceloop.entity.output",
-                                            "langfuse.observation.output"))
-    if arguments is not None:
-        call["input"] = _parse_json(arguments)
-    if result is not None:
-        call["output"] = _parse_json(result)
-    call_id = attrs.get("gen_ai.tool.call.id") or attrs.get("ai.toolCall.id")
-    if call_id is not None:
-        call["id"] = call_id
-    return call
-
-
-def _first_present(attrs: dict, keys: tuple[str, ...]) -> Any:
-    return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
-
-
-def _keyword_arguments(value: Any) -> Any:
-    """A decorated Python function's call as the SDKs record it, `{"args": [], "kwargs": {...}}`,
-    is its keyword arguments: what the model asked the tool for. Anything else is unchanged."""
-    if (type(value) is dict and value.keys() == {"args", "kwargs"} and value["args"] == []
-            and type(value["kwargs"]) is dict):
-        return value["kwargs"]
     return value
 
 

@@ -29,15 +29,14 @@ from dataclasses import dataclass, field
 from obsctl.services import rates
 from obsctl.services.error_kinds import KIND_TITLES
 from obsctl.services.triage.facts import SessionAnalysis, Step
-from obsctl.services.triage.findings import (
+from obsctl.services.triage.findings import METRIC_LABELS, metric_value
+from obsctl.services.triage.ranking import EXPLAINED_BY
+from obsctl.services.triage.suggestions import (
     CHANGE_SUGGESTION,
-    EXPLAINED_BY,
     LOOP_SUGGESTION,
-    METRIC_LABELS,
     METRIC_SUGGESTIONS,
     SLOW_SUGGESTION,
     gave_up,
-    metric_value,
     suggestion_for,
 )
 from obsctl.timeutil import ms_between

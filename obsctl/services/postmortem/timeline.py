@@ -10,12 +10,12 @@ from __future__ import annotations
 import orjson
 
 from obsctl.services.sessions.fields import excerpt, main_text, reasoning_text
-from obsctl.services.triage.facts import ENDS_READ, SessionAnalysis, Step
+from obsctl.services.triage.facts import ENDS_READ, ERRORS_PLACED, SessionAnalysis, Step
 
 DESCRIPTION_CHARS = 140
 TIMELINE_EVENTS = 10_000
 TIMELINE_ENDS = ENDS_READ  # what a long session's analysis reads
-TIMELINE_ERRORS = 1_000
+TIMELINE_ERRORS = ERRORS_PLACED
 
 
 def describe(step: Step, session: dict) -> str:

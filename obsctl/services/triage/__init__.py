@@ -29,6 +29,7 @@ from obsctl.services.grades import grade_for
 from obsctl.services.triage import findings as rules
 from obsctl.services.triage.analysis import analyse_session
 from obsctl.services.triage.facts import SessionAnalysis
+from obsctl.services.triage.ranking import all_findings, worst_severity
 from obsctl.store import Store
 
 BATCH_LIMIT = IntParam("limit", 1, 100, default=10, capped=True)
@@ -98,8 +99,8 @@ def _loop_view(loop) -> dict:
 def build_report(a: SessionAnalysis) -> dict:
     """The triage report of an analysed session."""
     session = a.session
-    findings = rules.all_findings(a)
-    severity = rules.worst_severity(findings)
+    findings = all_findings(a)
+    severity = worst_severity(findings)
     penalties, score = cap_by_severity(score_penalties(a), severity)
     counts = a.counts
     return {

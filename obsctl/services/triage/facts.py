@@ -25,8 +25,11 @@ from obsctl.vocabulary import LIFECYCLE_TYPES, tool_field
 
 LOOP_MIN_REPEATS = 5
 MESSAGE_CHARS = 300
-# A long session's analysis reads its first and last ENDS_READ events (and its errors).
+# A long session's analysis reads its first and last ENDS_READ events (and its errors), and
+# the places in the session of its first ERRORS_PLACED errors after the first events: what the
+# postmortem timeline shows.
 ENDS_READ = 1_000
+ERRORS_PLACED = 1_000
 
 
 @dataclass(slots=True)
@@ -271,7 +274,8 @@ class SessionAnalysis:
     steps: list[Step]  # every event in order; for a long session the first and last events
     step_count: int  # the session's events
     errors: list[Step]  # the failed body events in order (a long session's first ERRORS_ANALYSED)
-    successes_before: list[int]  # per error: successful body events since the error before it
+    successes_before: list[int]  # per error: successful body events since the error before it (a long
+    # session counts up to 4: a cascade only asks whether there were more than 3)
     groups: list[ErrorGroup]
     tools: dict[str, ToolStats]
     loops: list[Loop]

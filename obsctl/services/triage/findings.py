@@ -3,13 +3,17 @@ a title, a detail, a suggestion and its evidence. Thresholds are documented in d
 
 from __future__ import annotations
 
-import re
-
-from obsctl.services.error_kinds import KIND_SUGGESTIONS
 from obsctl.services.triage.anomaly import WINDOW_DAYS
 from obsctl.services.triage.facts import SessionAnalysis
+from obsctl.services.triage.suggestions import (
+    CHANGE_SUGGESTION,
+    LOOP_SUGGESTION,
+    METRIC_SUGGESTIONS,
+    SLOW_SUGGESTION,
+    gave_up,
+    suggestion_for,
+)
 from obsctl.text import plural
-from obsctl.timeutil import parse_ts
 
 SEVERITY_RANK = {"info": 1, "warning": 2, "critical": 3}
 CATEGORIES = ("change", "errors", "tools", "loop", "latency", "anomaly", "drift", "cost")
@@ -26,9 +30,6 @@ TOOL_CRITICAL_FAILURES = 3
 TOOL_WARNING_RATE = 0.1
 LOOP_CRITICAL = 10
 SLOW_WARNING = 3
-# Errors that are the agent stopping itself, not a failure of their own.
-TERMINAL = re.compile(r"max(imum)?[ _-]?(iterations|steps|turns|retries)|gave up|giving up|step limit|"
-                      r"recursion limit|too many (steps|iterations|turns)", re.IGNORECASE)
 WASTE_SHARE_PCT = 20.0
 WASTE_MIN_TOKENS = 1000
 # What a session cost: a finding (critical from HIGH, warning from NOTABLE dollars) and points
@@ -39,23 +40,7 @@ COST_HIGH_RATIO = 100.0
 
 METRIC_LABELS = {"total_tokens": "Token usage", "duration_ms": "Duration",
                  "event_count": "Event count", "error_count": "Error count", "cost_usd": "Cost"}
-METRIC_SUGGESTIONS = {
-    "total_tokens": "Look for oversized prompts or retrieved context, loops, and retries that resend "
-                    "the whole context; give the agent a per-run token budget.",
-    "duration_ms": "Find the slowest steps in the timeline; set per-step timeouts and an overall "
-                   "deadline for the run.",
-    "event_count": "The run took many more steps than usual: look for loops and retries, and cap "
-                   "the number of steps per run.",
-    "error_count": "Far more errors than usual: check the dependencies this agent calls for an "
-                   "outage or a recent change.",
-    "cost_usd": "Check which models were called and how many tokens they used; set a cost budget "
-                "alert for this agent.",
-}
-LOOP_SUGGESTION = ("Stop the agent after a few identical calls (same tool, same input), feed the "
-                   "tool's result back into the prompt so it can change course, and cap the steps "
-                   "per run.")
-SLOW_SUGGESTION = ("Check what made these calls slow (input size, dependency health); set timeouts, "
-                   "and consider caching or a faster tool or model for this step.")
+
 
 
 def _finding(category: str, severity: str, title: str, detail: str, suggestion: str,
@@ -177,88 +162,6 @@ def tool_findings(a: SessionAnalysis) -> list[dict]:
                 "p50_ms": stats.p50_ms, "p95_ms": stats.p95_ms, "failure_modes": modes,
             }))
     return findings
-
-
-def backoff_waits(a: SessionAnalysis) -> list[float] | None:
-    """The waits (seconds) between the session's rate-limited calls when they already grow, as
-    a backoff does (3+ rate limits, each wait at least the one before, the last 1.5x the first);
-    else None. Worked out once per analysis (a long session has thousands of rate limits)."""
-    if "backoff_waits" not in a.memo:
-        a.memo["backoff_waits"] = _backoff_waits(a)
-    return a.memo["backoff_waits"]
-
-
-def _backoff_waits(a: SessionAnalysis) -> list[float] | None:
-    times = [parse_ts(s.timestamp) for s in a.errors if s.kind == "rate_limit"]
-    waits = [(b - t).total_seconds() for t, b in zip(times, times[1:])]
-    if len(waits) < 2 or waits[0] <= 0:
-        return None
-    growing = all(later >= earlier for earlier, later in zip(waits, waits[1:]))
-    return waits if growing and waits[-1] >= 1.5 * waits[0] else None
-
-
-WAITS_SHOWN = 10
-FALLBACK_KINDS = frozenset({"rate_limit", "timeout", "server", "network"})
-
-
-FALLBACKS_SHOWN = 3
-
-
-def fallbacks(a: SessionAnalysis, kind: str) -> list[tuple[str, str]]:
-    """The first FALLBACKS_SHOWN (failed, used instead) pairs, in order of first use: after an
-    error of this kind in a tool (or a model), the agent's next call of the same sort (tool
-    call, model call) went to another tool (model) and succeeded. Worked out once per kind
-    and analysis."""
-    key = f"fallbacks:{kind}"
-    if key not in a.memo:
-        a.memo[key] = _fallbacks(a, kind)
-    return a.memo[key]
-
-
-def _fallbacks(a: SessionAnalysis, kind: str) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = []
-    for step in a.errors:
-        if step.kind != kind:
-            continue
-        attr = "tool_name" if step.tool_name else "model"
-        failed = getattr(step, attr)
-        if failed is None:
-            continue
-        following = a.next_call(step, attr)
-        if following is not None and not following[1] and following[0] != failed:
-            pair = (failed, following[0])
-            if pair not in pairs:
-                pairs.append(pair)
-                if len(pairs) == FALLBACKS_SHOWN:
-                    break
-    return pairs
-
-
-def suggestion_for(a: SessionAnalysis, kind: str) -> str:
-    """The suggestion for an error kind, told by what the session already does: an agent that
-    already backs off is not told to back off, one that already falls back to another tool or
-    model is not told to add a fallback."""
-    if kind == "rate_limit":
-        waits = backoff_waits(a)
-        if waits:
-            shown = "/".join(f"{w:g}" for w in waits[:WAITS_SHOWN]) + ("/..." if len(waits) > WAITS_SHOWN else "")
-            return (f"The agent already backs off ({shown} s between rate-limited calls): cap its "
-                    f"concurrency, spread the work over time, or ask for a higher quota.")
-    if kind in FALLBACK_KINDS:
-        pairs = fallbacks(a, kind)
-        if pairs:
-            shown = ", ".join(f"{failed} -> {instead}" for failed, instead in pairs)
-            first = pairs[0][0]
-            return (f"The agent already falls back when this fails ({shown}): add a circuit breaker "
-                    f"so it goes straight to the fallback while {first} keeps failing, and alert on "
-                    f"how often the fallback is used.")
-    return KIND_SUGGESTIONS[kind]
-
-
-def gave_up(a: SessionAnalysis) -> bool:
-    """The session's errors are only the agent stopping itself (max iterations, gave up, step
-    limit): a symptom whose cause is what ran before it."""
-    return bool(a.errors) and all(s.message and TERMINAL.search(s.message) for s in a.errors)
 
 
 def loop_findings(a: SessionAnalysis) -> list[dict]:
@@ -412,10 +315,6 @@ def cost_findings(a: SessionAnalysis) -> list[dict]:
 
 
 CHANGE_CRITICAL_RATIO = 5.0
-CHANGE_SUGGESTION = ("If the change was intended, acknowledge it (obsctl changes ack {id}) and the "
-                     "new configuration becomes this agent's baseline; if not, roll it back.")
-
-
 def change_findings(a: SessionAnalysis) -> list[dict]:
     """The unacknowledged regression that brought the session's configuration (model,
     release): the cause of the latency, cost and error findings measured against the sessions
@@ -462,64 +361,3 @@ def _config(config: dict) -> str:
 
 RULES = (change_findings, error_findings, tool_findings, loop_findings, latency_findings,
          baseline_findings, cost_findings)
-
-
-# Which finding explains an anomaly or drift of each baseline metric, in order of preference:
-# the anomaly is folded into the first of these the session has, instead of standing alone.
-EXPLAINED_BY = {
-    "error_count": ("errors",),
-    "event_count": ("loop",),
-    "duration_ms": ("latency", "loop"),
-    "total_tokens": ("loop",),
-    "cost_usd": ("cost", "change"),
-}
-
-
-def _host(findings: list[dict], metric: str) -> dict | None:
-    for category in EXPLAINED_BY[metric]:
-        for f in findings:
-            if f["category"] != category:
-                continue
-            if category == "cost" and "cost_usd" not in f["evidence"]:
-                continue  # only the session's cost finding, not unpriced models or waste
-            if category == "change" and f["evidence"]["metrics"].get("cost_per_session_usd") != "regression":
-                continue
-            return f
-    return None
-
-
-def fold_anomalies(findings: list[dict]) -> list[dict]:
-    """Anomaly and drift findings whose metric another finding explains (more errors than
-    usual by the errors finding, a longer run by slow steps or a loop, ...) become part of that
-    finding: its detail says so, its evidence lists them under `explains`, and it takes the
-    more severe of the two severities."""
-    kept = []
-    for f in findings:
-        host = _host(findings, f["evidence"]["metric"]) if f["category"] in ("anomaly", "drift") else None
-        if host is None:
-            kept.append(f)
-            continue
-        host["detail"] += f" It also explains this: {f['title']}."
-        host["evidence"].setdefault("explains", []).append(f["evidence"])
-        if SEVERITY_RANK[f["severity"]] > SEVERITY_RANK[host["severity"]]:
-            host["severity"] = f["severity"]
-    return kept
-
-
-def all_findings(a: SessionAnalysis) -> list[dict]:
-    """Every finding, causes first: the failure's cause (a loop the agent gave up on), then an
-    unacknowledged regression of the agent's configuration; then most severe first, then by
-    category, then in rule order. Anomalies another finding explains are folded into it."""
-    findings = fold_anomalies([f for rule in RULES for f in rule(a)])
-    order = {c: i for i, c in enumerate(CATEGORIES)}
-    return sorted(findings, key=lambda f: (not f["evidence"].get("caused_failure"),
-                                           f["category"] != "change",
-                                           -SEVERITY_RANK[f["severity"]], order[f["category"]]))
-
-
-def worst_severity(findings: list[dict]) -> str:
-    """The most severe finding's severity, or `healthy` when there is none."""
-    if not findings:
-        return "healthy"
-    return max((f["severity"] for f in findings), key=SEVERITY_RANK.__getitem__)
-

@@ -4,8 +4,8 @@ bounded reads (store/long_session_sql.py) instead of every event.
 
 - Counts, costs, tool statistics and latency come from one aggregate of the session's events
   by type, outcome, model and tool, over the whole session.
-- Errors: the first ERRORS_ANALYSED failed events in order, each with its place in the
-  session; error groups, kinds and cascades are built from them. The error counts and rates
+- Errors: the first ERRORS_ANALYSED failed events in order; error groups, kinds and cascades
+  are built from them, and the places of those the postmortem timeline shows are counted. The error counts and rates
   always cover every error.
 - Loops: the session's tool calls are streamed once through the same LoopFinder, which keeps
   a run as its first and last call; the LOOPS_KEPT longest loops are kept.
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-from bisect import bisect_left
 
 import orjson
 
@@ -30,6 +29,7 @@ from obsctl.services.sessions.fields import as_text
 from obsctl.services.triage.cost import cost_summary, model_usage, usage_rows
 from obsctl.services.triage.facts import (
     ENDS_READ,
+    ERRORS_PLACED,
     SLOW_IDS,
     LoopFinder,
     SessionAnalysis,
@@ -41,7 +41,7 @@ from obsctl.services.triage.facts import (
 )
 from obsctl.vocabulary import LIFECYCLE_TYPES
 
-ERRORS_ANALYSED = 50_000
+ERRORS_ANALYSED = 20_000
 LOOPS_KEPT = 100
 # A failed model call's next model call is looked up in SQL, for at most this many errors per
 # analysis (tool calls' come with the stream of calls).
@@ -93,22 +93,26 @@ def _longest(loops: list) -> list:
     return [loops[i] for i in sorted(kept)]
 
 
-def _errors(store, session_id: str, types: list[str]) -> tuple[list[Step], list[int]]:
-    """(the analysed errors, of these body event types, with their places, the successful
-    body events before each)."""
-    lifecycle = store.triage.session_lifecycle(session_id)
+def _errors(store, session_id: str, types: list[str], steps: list[Step]) -> tuple[list[Step], list[int]]:
+    """(the analysed errors, of these body event types, the successful body events before each
+    since the error before it, counted up to 4). An error's place in the session (`index`) is
+    known in the first and last ENDS_READ events and for the first ERRORS_PLACED after them
+    (what the postmortem timeline shows); elsewhere it is -1."""
     rows = store.triage.session_error_rows(session_id, types, ERRORS_ANALYSED) if types else []
+    places = {s.seq: s.index for s in steps}
+    if rows and steps:
+        head_last = max((s for s in steps if s.index < ENDS_READ), key=lambda s: s.index)
+        index = -1
+        for seq, between in store.triage.session_error_places(session_id, types, head_last.order, ERRORS_PLACED):
+            index += between + 1
+            places.setdefault(seq, index)
     errors, successes_before = [], []
-    index, previous = -1, ("", -1)
     for row in rows:
-        index += row[14] + 1
-        step = step_of(index, row)
+        step = step_of(places.get(row[0], -1), row)
         # Kept for the timeline's description and the cascades, not for loops or outputs.
         step.output_data = step.decision_trace = step.tool_key = step.output_key = None
-        between = bisect_left(lifecycle, step.order) - bisect_left(lifecycle, previous)
-        successes_before.append(row[14] - between)
+        successes_before.append(row[14])
         errors.append(step)
-        previous = (step.timestamp, step.seq + 1)  # lifecycle events after the error itself
     return errors, successes_before
 
 
@@ -190,12 +194,12 @@ def analyse_long(store, session: dict, pricer) -> SessionAnalysis:
     thresholds = {(k.event_type, k.tool_name): k.threshold_ms for k in slow}
     del durations
 
-    errors, successes_before = _errors(store, session_id, sorted({r[0] for r in body if r[1]}))
+    steps = _sample(store, session_id, step_count)
+    errors, successes_before = _errors(store, session_id, sorted({r[0] for r in body if r[1]}), steps)
     for step in errors:
         if step.tool_name is not None:
             modes = tools[step.tool_name].failure_modes
             modes[step.fingerprint] = modes.get(step.fingerprint, 0) + 1
-    steps = _sample(store, session_id, step_count)
     for step in steps:
         threshold = thresholds.get(step.kind_key)
         step.slow = (threshold is not None and not step.is_error and not step.lifecycle

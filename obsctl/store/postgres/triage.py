@@ -209,9 +209,12 @@ def session_end_rows(conn: psycopg.Connection, session_id: str, count: int, last
     return conn.execute(long_sql.ends(_LONG, last), [session_id, count]).fetchall()
 
 
-def session_lifecycle(conn: psycopg.Connection, session_id: str) -> list[tuple[str, int]]:
-    """(timestamp, id) of the session's lifecycle events in order."""
-    return sorted(conn.execute(long_sql.lifecycle(_LONG), [session_id]).fetchall())
+def session_error_places(conn: psycopg.Connection, session_id: str, event_types: list[str],
+                         after: tuple[str, int], count: int) -> list[tuple[int, int]]:
+    """(id, events since the error before it) of the first `count` errors of `event_types` after
+    the (timestamp, id) `after`; the first counts every event before it."""
+    sql = long_sql.error_places(_LONG, len(event_types))
+    return conn.execute(sql, [session_id, *event_types, after[0], *after, count, session_id]).fetchall()
 
 
 def session_last_body(conn: psycopg.Connection, session_id: str, successful: bool) -> tuple | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import orjson
 import sqlite_utils
 
 import obsctl.store.long_session_sql as long_sql
@@ -47,13 +46,18 @@ WHERE e.session_id IN ({_BASELINE_IDS})
 GROUP BY e.session_id, e.model
 """
 
-# The durations of successful, non-lifecycle events per (event_type, tool_name), one JSON
-# array per kind: SQLite has no percentile aggregate, and ranking with window functions
-# measured several times slower than sorting these few thousand numbers in Python.
-_DURATIONS = """
-SELECT e.event_type, e.tool_name, json_group_array(e.duration_ms)
+# A NUMERIC value as text that reads back exactly: an integer as its digits, a REAL to 17
+# significant digits (SQLite's own text of a REAL, and json_group_array's, has 15, and printf
+# without '!' stops at 16).
+_EXACT = "CASE WHEN typeof({0}) = 'integer' THEN {0} ELSE printf('%!.17g', {0}) END"
+
+# The durations of successful, non-lifecycle events per (event_type, tool_name), one list per
+# kind: SQLite has no percentile aggregate, and ranking with window functions measured
+# several times slower than sorting these few thousand numbers in Python.
+_DURATIONS = f"""
+SELECT e.event_type, e.tool_name, group_concat({_EXACT.format("e.duration_ms")})
 FROM events e
-WHERE e.session_id IN ({ids})
+WHERE e.session_id IN ({{ids}})
   AND e.duration_ms IS NOT NULL AND e.is_error = 0
   AND e.event_type NOT IN ('session_start', 'session_end')
 GROUP BY e.event_type, e.tool_name
@@ -93,7 +97,7 @@ def baseline_durations(db: sqlite_utils.Database,
         return {}
     sql = _DURATIONS.format(ids=", ".join("?" * len(session_ids)))
     rows = db.conn.execute(sql, session_ids).fetchall()
-    return {(etype, tool): sorted(orjson.loads(values)) for etype, tool, values in rows}
+    return {(etype, tool): sorted(exact_numbers(values)) for etype, tool, values in rows}
 
 
 def recent_session_ids(db: sqlite_utils.Database, *, limit: int, min_events: int,
@@ -189,10 +193,18 @@ def error_events(db: sqlite_utils.Database, since: str, until: str, agent: str |
         f"{where} ORDER BY e.timestamp, e.id LIMIT ?", [*params, cap]).fetchall()
 
 
+def exact_numbers(text: str | None) -> list[float]:
+    """The numbers of a group_concat of _EXACT: whole ones as int, others as float, as the
+    column reads back."""
+    if not text:
+        return []
+    return [float(v) if "." in v or "e" in v else int(v) for v in text.split(",")]
+
+
 # A long session's analysis (services/triage/long.py): the SQL is in store/long_session_sql.py.
 _LONG = long_sql.Dialect(
     mark="?",
-    durations="json_group_array(duration_ms) FILTER (WHERE duration_ms IS NOT NULL)",
+    durations=f"group_concat({_EXACT.format('duration_ms')}) FILTER (WHERE duration_ms IS NOT NULL)",
     tool_input="COALESCE(json_extract(tool_call, '$.input'), json_extract(tool_call, '$.tool_input'))",
     tool_output="COALESCE(json_extract(tool_call, '$.output'), json_extract(tool_call, '$.tool_output'), "
                 "json_extract(output_data, '$'))",
@@ -203,13 +215,13 @@ def session_breakdown(db: sqlite_utils.Database, session_id: str) -> list[tuple]
     """The session's events added up per (event_type, is_error, model, tool_name): the columns
     of long_session_sql.BREAKDOWN_COLUMNS, durations a list."""
     rows = db.conn.execute(long_sql.breakdown(_LONG), [session_id]).fetchall()
-    return [(*row[:8], orjson.loads(row[8])) for row in rows]
+    return [(*row[:8], exact_numbers(row[8])) for row in rows]
 
 
 def session_error_rows(db: sqlite_utils.Database, session_id: str, event_types: list[str],
                        cap: int) -> list[tuple]:
-    """The first `cap` failed events of `event_types` in order: STEP_COLUMNS, then the events
-    between each and the error before it."""
+    """The first `cap` failed events of `event_types` in order: STEP_COLUMNS, then the successful
+    body events between each and the error before it (up to long_session_sql.SUCCESSES_COUNTED)."""
     sql = long_sql.errors(_LONG, len(event_types))
     return db.conn.execute(sql, [session_id, *event_types, cap, session_id]).fetchall()
 
@@ -219,9 +231,12 @@ def session_end_rows(db: sqlite_utils.Database, session_id: str, count: int, las
     return db.conn.execute(long_sql.ends(_LONG, last), [session_id, count]).fetchall()
 
 
-def session_lifecycle(db: sqlite_utils.Database, session_id: str) -> list[tuple[str, int]]:
-    """(timestamp, id) of the session's lifecycle events in order."""
-    return sorted(db.conn.execute(long_sql.lifecycle(_LONG), [session_id]).fetchall())
+def session_error_places(db: sqlite_utils.Database, session_id: str, event_types: list[str],
+                         after: tuple[str, int], count: int) -> list[tuple[int, int]]:
+    """(id, events since the error before it) of the first `count` errors of `event_types` after
+    the (timestamp, id) `after`; the first counts every event before it."""
+    sql = long_sql.error_places(_LONG, len(event_types))
+    return db.conn.execute(sql, [session_id, *event_types, after[0], *after, count, session_id]).fetchall()
 
 
 def session_last_body(db: sqlite_utils.Database, session_id: str, successful: bool) -> tuple | None:

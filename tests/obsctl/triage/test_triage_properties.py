@@ -218,3 +218,30 @@ def test_a_failed_call_inside_a_critical_loop_keeps_it_critical(db, pricer):
     [loop] = [f for f in after["findings"] if f["category"] == "loop"]
     assert (loop["severity"], loop["title"]) == ("critical", "Loop: search called 10 times in a row with the same input")
     assert after["health_score"] <= before["health_score"]
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data(), session=sessions())
+def test_a_session_reads_the_same_the_long_way(pricer, data, session):
+    """What a session of more than 10,000 events gets (services/triage/long.py: SQL aggregates,
+    one pass over its tool calls, its errors) gives the reports a whole read gives."""
+    import obsctl.services.triage.analysis as analysis
+
+    events, baseline, offsets = session
+    db = fresh_db(events, baseline)
+    ingest_events(db, [data.draw(extra_errors(offsets))])
+
+    def reports():
+        post = postmortem_session(db, "s", pricer=pricer)
+        post["markdown"] = post["markdown"].replace(post.pop("generated_at"), "")
+        return triage_session(db, "s", pricer=pricer), post
+
+    whole = reports()
+    original = analysis.ANALYSIS_EVENTS
+    analysis.ANALYSIS_EVENTS = -1
+    try:
+        long = reports()
+    finally:
+        analysis.ANALYSIS_EVENTS = original
+    assert long == whole

@@ -164,3 +164,15 @@ def test_baseline_queries_use_the_indexes(db):
     plan = " / ".join(row[3] for row in db.conn.execute(f"EXPLAIN QUERY PLAN {sql}", ["s1", "s2"]))
     assert "SCAN" not in plan, plan
     assert re.search(r"SEARCH e USING (COVERING )?INDEX idx_events_session_\w+ \(session_id=\?", plan), plan
+
+
+def test_baseline_durations_read_back_exactly_on_both_stores(db):
+    """A duration comes back as the number stored (a whole one as int): the latency reference of
+    a baseline is the same on both stores (SQLite's JSON or text of a REAL keeps 15 digits)."""
+    values = [1.3472052574361442, 0.1, 250, 1e-7, 123456789.12345679]
+    ingest_events(db, [{"session_id": "b", "event_type": "tool_call", "event_id": f"d{i}", "duration_ms": v,
+                        "timestamp": f"2026-03-01T00:00:0{i}.000Z", "tool_call": {"name": "t"}}
+                       for i, v in enumerate(values)])
+    durations = db.triage.baseline_durations(["b"])[("tool_call", "t")]
+    assert durations == sorted(values)
+    assert [type(v) for v in durations] == [type(v) for v in sorted(values)]
