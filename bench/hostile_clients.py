@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import os
 import socket
 import sys
 import tempfile
@@ -39,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _probes import raw_request, rss_kib, spooled_bytes  # noqa: E402
 from _report import Report, sized  # noqa: E402
 
 KEY = "bench-key"
@@ -52,41 +52,6 @@ def start(tmp: Path, env: dict | None = None, args: tuple[str, ...] = ()):
 
     tmp.mkdir(parents=True, exist_ok=True)
     return start_server(tmp / "obsctl.db", tmp, env, threads=4, args=args)
-
-
-def rss_kib(pid: int, field: str = "VmRSS") -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
-
-
-def spooled_bytes(pid: int, directory: Path) -> int:
-    """Bytes in the temporary files the server has open under `directory` (deleted or not)."""
-    total = 0
-    fd_dir = Path(f"/proc/{pid}/fd")
-    for fd in fd_dir.iterdir():
-        try:
-            target = os.readlink(fd)
-            if target.startswith(str(directory)):
-                total += os.stat(fd).st_size
-        except OSError:
-            continue
-    return total
-
-
-def raw_request(port: int, head: str, body_bytes: int, source: str = "127.0.0.1") -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
-    sock.sendall(head.encode())
-    chunk = b"x" * 65536
-    left = body_bytes
-    try:
-        while left > 0:
-            sock.sendall(chunk[:min(left, len(chunk))])
-            left -= min(left, len(chunk))
-    except OSError:
-        pass  # refused and closed by the server: what we hope for
-    return sock
 
 
 def spool(report: Report, tmp: Path) -> None:
