@@ -82,7 +82,8 @@ def test_the_whole_journey(page, demo_server):
     page.goto(server.url + "/ui/sessions")
     page.get_by_label("Status").select_option("completed")
     page.get_by_role("button", name="Filter").click()
-    assert "status=completed" in page.url
+    # The click starts the navigation; the URL is the new one before its page has loaded.
+    page.wait_for_url(re.compile(r"status=completed"), wait_until="load")
     assert page.locator("table.sessions tbody tr").count() == 10
     page.get_by_role("link", name="support-004", exact=True).click()
     assert page.locator("h1").inner_text() == "Session support-004"
@@ -101,6 +102,7 @@ def test_the_whole_journey(page, demo_server):
     page.get_by_label("Baseline (A)").fill("support-001")
     page.get_by_label("Session B").fill("support-004")
     page.get_by_role("button", name="Compare").click()
+    page.wait_for_url(re.compile(r"support-004"), wait_until="load")
     assert page.locator("table.compare").count() == 2
     # support-001's two gpt-4o-mini calls took 730 ms on average, support-004's 620 ms.
     latency = page.locator("table.latency tbody tr").first
@@ -117,7 +119,7 @@ def test_the_whole_journey(page, demo_server):
 
     # Log out: the pages want the key again.
     page.get_by_role("button", name="Log out").click()
-    assert "/ui/login" in page.url
+    page.wait_for_url(re.compile(r"/ui/login"), wait_until="load")
     page.goto(server.url + "/ui/sessions")
     assert "/ui/login" in page.url
     assert page.errors == []
