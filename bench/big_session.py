@@ -36,6 +36,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _probes import rss_kib  # noqa: E402
 from _report import ROOT, Report, sized  # noqa: E402
 
 CACHE = ROOT / "bench" / ".cache"
@@ -105,11 +106,8 @@ def free_port() -> int:
 
 
 def rss(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    """The process's resident memory in bytes."""
+    return rss_kib(pid) * 1024
 
 
 def measure(pid: int, url: str, timeout: float) -> tuple[float, float, int]:

@@ -192,7 +192,6 @@ def analyse_long(store, session: dict, pricer) -> SessionAnalysis:
         stats.set_durations(tool_durations.pop(name))
     slow = _slow(store, session_id, durations, baseline, tools)
     thresholds = {(k.event_type, k.tool_name): k.threshold_ms for k in slow}
-    del durations
 
     steps = _sample(store, session_id, step_count)
     errors, successes_before = _errors(store, session_id, sorted({r[0] for r in body if r[1]}), steps)

@@ -93,20 +93,26 @@ def session_tree_rows(conn: psycopg.Connection, session_id: str) -> list[tuple]:
     return conn.execute(_TREE_SELECT, [session_id]).fetchall()
 
 
-# Rows a server-side cursor fetches at a time (iter_session_events).
+# Rows a server-side cursor fetches at a time (stream_rows).
 _STREAM_ROWS = 2000
 _stream_names = itertools.count()
 
 
-def iter_session_events(conn: psycopg.Connection, session_id: str) -> Iterator[dict]:
-    """A session's events in time order (ties in arrival order), streamed: a server-side cursor
-    fetches _STREAM_ROWS at a time (a client-side one would hold the whole result, 430 MiB for
-    a session of 1M events), inside a transaction, so the export reads one snapshot."""
-    with conn.transaction(), conn.cursor(name=f"obsctl_session_events_{next(_stream_names)}") as cursor:
+def stream_rows(conn: psycopg.Connection, sql: str, params: list) -> Iterator[tuple]:
+    """The rows of `sql`, streamed: a server-side cursor fetches _STREAM_ROWS at a time (a
+    client-side one would hold the whole result, 430 MiB for a session of 1M events), inside a
+    transaction, so the reader sees one snapshot."""
+    with conn.transaction(), conn.cursor(name=f"obsctl_stream_{next(_stream_names)}") as cursor:
         cursor.itersize = _STREAM_ROWS
-        cursor.execute(f"{_EVENT_SELECT} WHERE session_id = %s ORDER BY timestamp, id", [session_id])
-        for row in cursor:
-            yield dict(zip(EVENT_READ_COLUMNS, row))
+        cursor.execute(sql, params)
+        yield from cursor
+
+
+def iter_session_events(conn: psycopg.Connection, session_id: str) -> Iterator[dict]:
+    """A session's events in time order (ties in arrival order), streamed (stream_rows), so the
+    export reads one snapshot in bounded memory."""
+    for row in stream_rows(conn, f"{_EVENT_SELECT} WHERE session_id = %s ORDER BY timestamp, id", [session_id]):
+        yield dict(zip(EVENT_READ_COLUMNS, row))
 
 
 def session_events_page(conn: psycopg.Connection, session_id: str, after: tuple[str, int] | None,

@@ -7,13 +7,13 @@ window (idx_sessions_agent_started) and their events, aggregated in SQL.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 
 import psycopg
 
 import obsctl.store.long_session_sql as long_sql
 from obsctl.store.long_session_sql import STEP_COLUMNS
+from obsctl.store.postgres.sessions import stream_rows
 
 BASELINE_COLUMNS = (
     "session_id", "started_at", "ended_at", "last_event_at", "total_tokens_in",
@@ -190,7 +190,6 @@ _LONG = long_sql.Dialect(
     tool_output="COALESCE(NULLIF(tool_call::jsonb -> 'output', 'null'), "
                 "NULLIF(tool_call::jsonb -> 'tool_output', 'null'), NULLIF(output_data::jsonb, 'null'))::text",
 )
-_names = itertools.count()
 
 
 def session_breakdown(conn: psycopg.Connection, session_id: str) -> list[tuple]:
@@ -221,16 +220,8 @@ def session_last_body(conn: psycopg.Connection, session_id: str, successful: boo
     return conn.execute(long_sql.last_body(_LONG, successful), [session_id]).fetchone()
 
 
-def _stream(conn: psycopg.Connection, sql: str, params: list) -> Iterator[tuple]:
-    # A server-side cursor in a transaction: a client-side one would hold the whole result.
-    with conn.transaction(), conn.cursor(name=f"obsctl_long_session_{next(_names)}") as cursor:
-        cursor.itersize = 2000
-        cursor.execute(sql, params)
-        yield from cursor
-
-
 def iter_tool_calls(conn: psycopg.Connection, session_id: str) -> Iterator[tuple]:
-    return _stream(conn, long_sql.tool_calls(_LONG), [session_id])
+    return stream_rows(conn, long_sql.tool_calls(_LONG), [session_id])
 
 
 def next_model_call(conn: psycopg.Connection, session_id: str, timestamp: str, row_id: int) -> tuple | None:
@@ -240,4 +231,4 @@ def next_model_call(conn: psycopg.Connection, session_id: str, timestamp: str, r
 def iter_slow_ids(conn: psycopg.Connection, session_id: str, event_type: str, tool_name: str | None,
                   threshold: float) -> Iterator[tuple]:
     params = [session_id, event_type, threshold] + ([tool_name] if tool_name is not None else [])
-    return _stream(conn, long_sql.slow_ids(_LONG, tool_name is not None), params)
+    return stream_rows(conn, long_sql.slow_ids(_LONG, tool_name is not None), params)
