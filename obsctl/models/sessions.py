@@ -155,9 +155,15 @@ class Event(Struct, omit_defaults=True):
     model: str | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    tokens_cache_read: Annotated[int | None, Meta(
+        description="The part of tokens_in read from the provider's prompt cache")] = None
+    tokens_cache_write: Annotated[int | None, Meta(
+        description="The part of tokens_in written to the provider's prompt cache")] = None
+    tokens_reasoning: Annotated[int | None, Meta(description="The part of tokens_out spent on reasoning")] = None
     duration_ms: float | None = None
     cost_usd: Annotated[float | None, Meta(
-        description="USD, computed at ingest; null without tokens or without a known price")] = None
+        description="USD, computed at ingest (cache and reasoning tokens at their own prices); null "
+                    "without tokens or without a known price")] = None
     input_data: JsonObject | None = None
     output_data: JsonObject | None = None
     tool_call: JsonObject | None = None
@@ -223,6 +229,12 @@ class Session(Struct, omit_defaults=True):
     total_tokens_out: int
     ended_at: str | None = None
     metadata: JsonObject | None = None
+    total_tokens_cache_read: Annotated[int, Meta(
+        description="The part of total_tokens_in read from prompt caches")] | UnsetType = UNSET
+    total_tokens_cache_write: Annotated[int, Meta(
+        description="The part of total_tokens_in written to prompt caches")] | UnsetType = UNSET
+    total_tokens_reasoning: Annotated[int, Meta(
+        description="The part of total_tokens_out spent on reasoning")] | UnsetType = UNSET
     event_count: int | UnsetType = UNSET
     error_count: int | UnsetType = UNSET
     cost_usd: Annotated[float | None, Meta(
@@ -323,6 +335,9 @@ class EventLine(Struct):
     agent_name: str | None
     tokens_in: int | None
     tokens_out: int | None
+    tokens_cache_read: int | None
+    tokens_cache_write: int | None
+    tokens_reasoning: int | None
     duration_ms: float | None
     input_data: JsonObject | None
     output_data: JsonObject | None

@@ -149,8 +149,7 @@ def reprice(store: Store) -> dict:
             price = pricer.price(model)
             if price is None:
                 unpriced.append(model)
-            events += store.costs.set_model_costs(model, *((price.input_per_token, price.output_per_token)
-                                                            if price else (None, None)))
+            events += store.costs.set_model_costs(model, price.rates() if price else None)
         sessions = store.costs.recount_session_costs()
         store.costs.recount_rollup_costs()
         store.costs.mark_repriced(pricer.version)

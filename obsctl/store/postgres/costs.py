@@ -30,10 +30,10 @@ def stored_models(conn: psycopg.Connection) -> list[str]:
     return [r[0] for r in conn.execute(cost_sql.STORED_MODELS)]
 
 
-def set_model_costs(conn: psycopg.Connection, model: str, input_per_token: float | None,
-                    output_per_token: float | None) -> int:
-    """Recost the events of `model` (NULL when its prices are None); returns how many."""
-    return conn.execute(_SET_MODEL_COSTS, [input_per_token, output_per_token, model]).rowcount
+def set_model_costs(conn: psycopg.Connection, model: str, rates: tuple | None) -> int:
+    """Recost the events of `model` at `rates` (services/pricing.ModelPrice.rates(); NULL costs
+    when None); returns how many."""
+    return conn.execute(_SET_MODEL_COSTS, [*(rates or (None,) * 5), model]).rowcount
 
 
 def recount_session_costs(conn: psycopg.Connection) -> int:

@@ -59,6 +59,7 @@ from obsctl.store.postgres.migrations_late import (
     m029,
     m039,
     m040,
+    m031,
 )
 
 MIGRATIONS_TABLE = "_obsctl_migrations"
@@ -84,6 +85,8 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m018_dashboard_secret", m018),
     ("m019_change_acks", m019),
     ("m020_events_ingest_order", m020),
+    # Before m021, as on SQLite (obsctl/store/sqlite/schema.py says why).
+    ("m031_cache_and_reasoning_tokens", m031),
     ("m021_session_costs", m021),
     ("m022_event_search", m022),
     ("m024_session_filter_indexes", m024),

@@ -115,12 +115,13 @@ class CostsRepository(Protocol):
     def stored_models(self) -> list[str]:
         """The models named by stored events, in order."""
 
-    def set_model_costs(self, model: str, input_per_token: float | None,
-                        output_per_token: float | None) -> int:
-        """Recost the events of `model` (NULL when its prices are None); returns how many."""
+    def set_model_costs(self, model: str, rates: tuple | None) -> int:
+        """Recost the events of `model` at `rates` (input, cache read, cache write, output and
+        reasoning per token; NULL costs when None); returns how many."""
 
     def recount_session_costs(self) -> int:
-        """Every session's cost_usd and unpriced_calls again from its events; returns how many."""
+        """Every session's cost_usd, unpriced_calls and cache and reasoning token totals again
+        from its events; returns how many."""
 
     def recount_rollup_costs(self) -> None:
         """The event_stats rollup (with its costs) again from the events."""

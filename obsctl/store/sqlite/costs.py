@@ -32,10 +32,10 @@ def stored_models(db: sqlite_utils.Database) -> list[str]:
     return [r[0] for r in db.conn.execute(cost_sql.STORED_MODELS)]
 
 
-def set_model_costs(db: sqlite_utils.Database, model: str, input_per_token: float | None,
-                    output_per_token: float | None) -> int:
-    """Recost the events of `model` (NULL when its prices are None); returns how many."""
-    return db.conn.execute(_SET_MODEL_COSTS, [input_per_token, output_per_token, model]).rowcount
+def set_model_costs(db: sqlite_utils.Database, model: str, rates: tuple | None) -> int:
+    """Recost the events of `model` at `rates` (services/pricing.ModelPrice.rates(); NULL costs
+    when None); returns how many."""
+    return db.conn.execute(_SET_MODEL_COSTS, [*(rates or (None,) * 5), model]).rowcount
 
 
 def recount_session_costs(db: sqlite_utils.Database) -> int:
