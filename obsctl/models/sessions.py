@@ -75,6 +75,9 @@ class SessionSummary(Struct):
     tokens_in: int
     tokens_out: int
     total_tokens: int
+    tokens_cache_read: Annotated[int, Meta(description="The part of tokens_in read from prompt caches")]
+    tokens_cache_write: Annotated[int, Meta(description="The part of tokens_in written to prompt caches")]
+    tokens_reasoning: Annotated[int, Meta(description="The part of tokens_out spent on reasoning")]
     event_count: int
     error_count: int
     cost_usd: Annotated[float | None, Meta(
@@ -108,6 +111,9 @@ class SessionDeltas(Struct):
     total_tokens: Delta
     tokens_in: Delta
     tokens_out: Delta
+    tokens_cache_read: Delta
+    tokens_cache_write: Delta
+    tokens_reasoning: Delta
     event_count: Delta
     error_count: Delta
     total_processing_ms: Delta

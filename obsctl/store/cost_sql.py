@@ -36,6 +36,19 @@ UPDATE events SET cost_usd = CASE WHEN {USED_TOKENS.format(t='')}
          + (COALESCE(tokens_out, 0) - COALESCE(tokens_reasoning, 0)) * {{p}} + COALESCE(tokens_reasoning, 0) * {{p}} END
 WHERE model = {{p}}
 """
+# Counted spans stored before the cache and reasoning columns existed (m031) whose kept span
+# attributes may hold those counts: a page after an id (the parameters: the id, UNSPLIT_PATTERNS,
+# then the page size).
+UNSPLIT_USAGE = f"""
+SELECT id, event_id, tokens_in, tokens_out, metadata FROM events
+WHERE id > {{p}} AND {USED_TOKENS.format(t='')} AND tokens_cache_read IS NULL AND tokens_cache_write IS NULL
+  AND tokens_reasoning IS NULL AND metadata LIKE {{p}}
+  AND (metadata LIKE {{p}} OR metadata LIKE {{p}} OR metadata LIKE {{p}})
+ORDER BY id LIMIT {{p}}
+"""
+UNSPLIT_PATTERNS = ('%"attributes"%', "%cache%", "%reasoning%", "%usage_details%")
+SET_USAGE_PARTS = ("UPDATE events SET tokens_cache_read = {p}, tokens_cache_write = {p}, tokens_reasoning = {p} "
+                   "WHERE event_id = {p}")
 # A session's costs and its cache and reasoning token totals again from its events.
 _OF_SESSION = "FROM events e WHERE e.session_id = sessions.session_id"
 SESSION_COSTS = f"""

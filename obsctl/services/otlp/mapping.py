@@ -301,6 +301,25 @@ def _whole_counts(event: dict) -> None:
             event[whole] = total + sum(counted)
 
 
+def stored_usage_parts(attributes: dict, tokens_in: int | None, tokens_out: int | None) -> tuple | None:
+    """(cache read, cache write, reasoning) of a span stored before these were (`db reprice`),
+    from the attributes kept in its metadata: what ingest reads today, when it fits in the
+    stored counts; None when there is none, or when ingest today would count differently."""
+    counts = {k: v for k, v in (("tokens_in", tokens_in), ("tokens_out", tokens_out)) if v is not None}
+    probe = dict(counts)
+    get = attributes.get
+    if any(get(k) not in (None, "") for k in (*TOKENS_IN_KEYS, *TOKENS_OUT_KEYS)):
+        _usage_parts(probe, get)
+    else:
+        found = _langfuse_usage(get("langfuse.observation.usage_details"))
+        probe.update({name: found[name] for name, _ in _PARTS_OF if name in found})
+        _whole_counts(probe)
+    parts = tuple(probe.get(name) for name, _ in _PARTS_OF)
+    if not any(parts) or any(probe.get(k) != v for k, v in counts.items()):
+        return None
+    return parts
+
+
 def _langfuse_usage(details: Any) -> dict:
     """tokens_in/tokens_out and their cache and reasoning parts from Langfuse's
     `usage_details` (a JSON object of counts, OpenAI's nested details included)."""

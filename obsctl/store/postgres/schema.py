@@ -57,9 +57,9 @@ from obsctl.store.postgres.migrations_late import (
     m027,
     m028,
     m029,
+    m031,
     m039,
     m040,
-    m031,
 )
 
 MIGRATIONS_TABLE = "_obsctl_migrations"

@@ -119,6 +119,13 @@ class CostsRepository(Protocol):
         """Recost the events of `model` at `rates` (input, cache read, cache write, output and
         reasoning per token; NULL costs when None); returns how many."""
 
+    def unsplit_usage(self, after_id: int, limit: int) -> list[tuple]:
+        """(id, event_id, tokens_in, tokens_out, metadata) of up to `limit` counted events after
+        `after_id` with no cache or reasoning counts whose kept span attributes may hold some."""
+
+    def set_usage_parts(self, rows: list[tuple]) -> None:
+        """Set (cache read, cache write, reasoning, event_id) of some events."""
+
     def recount_session_costs(self) -> int:
         """Every session's cost_usd, unpriced_calls and cache and reasoning token totals again
         from its events; returns how many."""
