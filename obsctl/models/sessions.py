@@ -248,6 +248,10 @@ class Session(Struct, omit_defaults=True):
                     "was priced")] | UnsetType = UNSET
     unpriced_calls: Annotated[int, Meta(
         description="Calls that used tokens of a model without a known price (not in cost_usd)")] | UnsetType = UNSET
+    background: Annotated[bool, Meta(
+        description="Work outside any agent run (an OTLP trace with no agent span and no model call but "
+                    "embeddings or tool call: indexing, start-up embeddings); left out of triage batch and "
+                    "scorecards")] | UnsetType = UNSET
     tags: Annotated[dict[TagKey, str], Meta(description="key -> value")] | UnsetType = UNSET
 
 

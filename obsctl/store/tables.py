@@ -14,7 +14,7 @@ SESSION_COLUMNS = (
     "session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
     "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
     "last_event_at", "cost_usd", "unpriced_calls", "total_tokens_cache_read", "total_tokens_cache_write",
-    "total_tokens_reasoning",
+    "total_tokens_reasoning", "background",
 )
 EVENT_READ_COLUMNS = (
     "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
@@ -30,7 +30,7 @@ COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
                   "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
                   "last_event_at", "body_events", "error_events", "idle_ended",
                   "last_seen_at", "cost_usd", "unpriced_calls", "total_tokens_cache_read",
-                  "total_tokens_cache_write", "total_tokens_reasoning")),
+                  "total_tokens_cache_write", "total_tokens_reasoning", "background")),
     ("events", ("id", "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in",
                 "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
                 "metadata", "agent_name", "tool_name", "is_error", "parent_id", "cost_usd",

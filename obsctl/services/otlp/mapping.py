@@ -173,6 +173,26 @@ def role_from(get) -> str | None:
     return None
 
 
+def is_run_span(span: SpanRecord) -> bool:
+    """Whether a span is part of an agent run: an agent span (not a chain: LlamaIndex parses
+    documents in CHAIN spans), a tool call, or a model call other than an embedding (indexing
+    and start-up embeddings are background work)."""
+    role = span_role(span)
+    get = span.lookup.get
+    if role == TOOL:
+        return True
+    if role == AGENT:
+        kind = get("openinference.span.kind")
+        return not ((type(kind) is str and kind.upper() == "CHAIN") or get("langfuse.observation.type") == "chain")
+    if role != LLM:
+        return False
+    kind = get("openinference.span.kind")
+    operation = get("ai.operationId")
+    return not (get("gen_ai.operation.name") == "embeddings" or (type(kind) is str and kind.upper() == "EMBEDDING")
+                or get("langfuse.observation.type") == "embedding"
+                or (type(operation) is str and operation.endswith(".doEmbed")))
+
+
 def _vercel_role(operation: Any) -> str | None:
     if type(operation) is not str or not operation.startswith("ai."):
         return None

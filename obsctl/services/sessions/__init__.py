@@ -39,6 +39,7 @@ def session_view(row: dict, tags: dict[str, str] | None = None) -> dict:
         "error_count": row["error_count"],
         "cost_usd": usd(row["cost_usd"]),
         "unpriced_calls": row["unpriced_calls"],
+        "background": bool(row["background"]),
         "tags": tags or {},
     }
 

@@ -184,3 +184,8 @@ def m031(conn: psycopg.Connection) -> None:
                                                      for c in columns))
     conn.execute("ALTER TABLE event_stats " + ", ".join(f"ADD COLUMN {c} BIGINT NOT NULL DEFAULT 0"
                                                         for c in columns))
+
+
+def m032(conn: psycopg.Connection) -> None:
+    # SQLite's m032: background sessions (work outside any agent run).
+    conn.execute("ALTER TABLE sessions ADD COLUMN background SMALLINT NOT NULL DEFAULT 0")

@@ -143,6 +143,16 @@ def set_session_agents(conn: psycopg.Connection, pairs: Iterable[tuple[str, str]
             cur.executemany("UPDATE sessions SET agent_name = %s WHERE session_id = %s", pairs)
 
 
+def mark_background(conn: psycopg.Connection, runs: Sequence[str],
+                    quiet: Sequence[tuple[str, int]]) -> None:
+    """Sessions `runs` hold an agent run's span: not background work. Each (session_id, n) of
+    `quiet` is background work when its n events of the request are all it has."""
+    with conn.cursor() as cur:
+        cur.executemany("UPDATE sessions SET background = 0 WHERE session_id = %s AND background = 1",
+                        [(s,) for s in runs])
+        cur.executemany("UPDATE sessions SET background = 1 WHERE session_id = %s AND event_count = %s", quiet)
+
+
 def lock_traces(conn: psycopg.Connection, trace_ids: Sequence[str]) -> None:
     """Serialise requests settling the usage of these traces (one transaction-scoped advisory
     lock per trace, taken in one order so two requests never wait for each other in a cycle):

@@ -58,6 +58,7 @@ from obsctl.store.postgres.migrations_late import (
     m028,
     m029,
     m031,
+    m032,
     m039,
     m040,
 )
@@ -96,6 +97,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m028_session_breakdown_order", m028),
     ("m039_event_stats_costs", m039),
     ("m040_session_stats_costs", m040),
+    ("m032_background_sessions", m032),
 ]
 
 

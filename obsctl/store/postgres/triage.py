@@ -103,7 +103,7 @@ def recent_session_ids(conn: psycopg.Connection, *, limit: int, min_events: int,
                        until: str | None = None) -> tuple[list[str], int]:
     """The `limit` most recently started sessions with at least `min_events` events (newest
     first) and how many sessions match in all."""
-    where, params = "WHERE event_count >= %s", [min_events]
+    where, params = "WHERE event_count >= %s AND background = 0", [min_events]
     if agent is not None:
         where += " AND agent_name = %s"
         params.append(agent)

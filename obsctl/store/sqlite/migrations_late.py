@@ -210,3 +210,10 @@ def m031_cache_and_reasoning_tokens(db):
         db.execute(f"ALTER TABLE events ADD COLUMN {column} INTEGER")
         db.execute(f"ALTER TABLE sessions ADD COLUMN total_{column} INTEGER NOT NULL DEFAULT 0")
         db.execute(f"ALTER TABLE event_stats ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+
+
+def m032_background_sessions(db):
+    # Issue 33: work outside any agent run (a trace of indexing or start-up embeddings, with no
+    # agent span and no model or tool call) is a background session: kept and shown, left out
+    # of triage batch and scorecards. Set by OTLP ingest (services/otlp); 0 for everything else.
+    db.execute("ALTER TABLE sessions ADD COLUMN background INTEGER NOT NULL DEFAULT 0")

@@ -119,6 +119,16 @@ def set_session_agents(db: sqlite_utils.Database, pairs: Iterable[tuple[str, str
     db.conn.executemany("UPDATE sessions SET agent_name = ? WHERE session_id = ?", pairs)
 
 
+def mark_background(db: sqlite_utils.Database, runs: Sequence[str],
+                    quiet: Sequence[tuple[str, int]]) -> None:
+    """Sessions `runs` hold an agent run's span: not background work. Each (session_id, n) of
+    `quiet` is background work when its n events of the request are all it has."""
+    conn = db.conn
+    conn.executemany("UPDATE sessions SET background = 0 WHERE session_id = ? AND background = 1",
+                     [(s,) for s in runs])
+    conn.executemany("UPDATE sessions SET background = 1 WHERE session_id = ? AND event_count = ?", quiet)
+
+
 def lock_traces(db: sqlite_utils.Database, trace_ids: Sequence[str]) -> None:
     """Serialise requests settling the usage of these traces: SQLite already runs one write
     transaction at a time."""

@@ -42,6 +42,7 @@ _ORDER = (
     late.m028_session_breakdown_order,
     late.m039_event_stats_costs,
     late.m040_session_stats_costs,
+    late.m032_background_sessions,
 )
 for _migration in _ORDER:
     migrations()(_migration)

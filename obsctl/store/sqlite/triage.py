@@ -106,8 +106,9 @@ def recent_session_ids(db: sqlite_utils.Database, *, limit: int, min_events: int
                        agent: str | None, since: str | None = None,
                        until: str | None = None) -> tuple[list[str], int]:
     """The `limit` most recently started sessions with at least `min_events` events (newest
-    first) and how many sessions match in all."""
-    where, params = "WHERE event_count >= ?", [min_events]
+    first) and how many sessions match in all; background sessions (work outside any agent
+    run) are left out."""
+    where, params = "WHERE event_count >= ? AND background = 0", [min_events]
     if agent is not None:
         where += " AND agent_name = ?"
         params.append(agent)

@@ -10,9 +10,6 @@ OpenTelemetry counts them.
 
 from __future__ import annotations
 
-import gzip
-import json
-
 import pytest
 
 from obsctl.errors import InvalidInput, NotFound
@@ -23,7 +20,7 @@ from obsctl.services.otlp import ingest_otlp
 from obsctl.services.sessions import get_session
 from obsctl.services.sessions.compare import compare_sessions
 from tests.conftest import event, use_prices
-from tests.otlp_recordings import RECORDINGS
+from tests.otlp_recordings import trace_bodies
 
 T = "2026-11-20T10:00:0{}Z"
 SONNET = "claude-3-5-sonnet-20241022"
@@ -124,22 +121,11 @@ def test_compare_shows_the_cache_parts(db):
     assert result["deltas"]["tokens_cache_read"] == {"absolute": 1000, "percent": None}
 
 
-def _recorded(name: str) -> list[bytes]:
-    folder = RECORDINGS / name
-    bodies = []
-    for line in (folder / "requests.jsonl").read_text().splitlines():
-        sent = json.loads(line)
-        if sent["path"].endswith("/v1/traces"):
-            body = (folder / sent["body_file"]).read_bytes()
-            bodies.append(gzip.decompress(body) if sent["headers"].get("content-encoding") == "gzip" else body)
-    return bodies
-
-
 def test_spans_stored_before_cache_counts_get_them_from_reprice(db):
     """A database written before cache tokens were counted keeps each span's attributes; `db
     reprice` reads the counts from them and costs the spans as ingest does today."""
     for name in ("anthropic", "langfuse-v5", "vercel-ai"):
-        for body in _recorded(name):
+        for body in trace_bodies(name):
             ingest_otlp(db, body, "protobuf")
     sessions = ("capture-anthropic-session-1", "capture-langfuse-v5-session-1", "capture-vercel-ai-session-1")
     today = {s: get_session(db, s) for s in sessions}
