@@ -168,7 +168,7 @@ _RECOUNT_PAGE = 1000
 def _recount_usage_parts(store: Store) -> int:
     """Spans stored before cache and reasoning tokens were (m031) get them from the span
     attributes kept in their metadata, as ingest reads them today; returns how many."""
-    from obsctl.services.otlp.mapping import stored_usage_parts
+    from obsctl.services.otlp.token_counts import stored_usage_parts
 
     after, recounted = 0, 0
     while rows := store.costs.unsplit_usage(after, _RECOUNT_PAGE):

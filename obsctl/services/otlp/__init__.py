@@ -32,6 +32,7 @@ from obsctl.services.ingest import (
 from obsctl.services.otlp.calls import count_model_calls_once
 from obsctl.services.otlp.decode import decode_request
 from obsctl.services.otlp.failures import count_failures_once
+from obsctl.services.otlp.langchain import tool_arguments
 from obsctl.services.otlp.logs import attach_pending_logs
 from obsctl.services.otlp.mapping import (
     explicit_session,
@@ -115,6 +116,7 @@ def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
     for record, event, session_id in zip(records, raw, own):
         event["session_id"] = session_id or named.get(record.trace_id) or record.trace_id
     _inherit_agents(records, raw)
+    tool_arguments(records, raw)
     count_failures_once(store, records, raw)
     count_model_calls_once(store, records, raw)
     valid, errors = validate_events(raw, max_future=max_future)
