@@ -11,6 +11,20 @@ from obsctl.models.common import Count, JsonObject, Timestamp
 SessionStatus = Literal["active", "completed", "error"]
 
 
+class MessageToolCall(Struct):
+    name: str
+    arguments: Annotated[object, Meta(description="As the model gave them: parsed when JSON text")]
+
+
+class Message(Struct, omit_defaults=True):
+    """One message of a model call's conversation, the same shape whatever the source"""
+
+    role: Annotated[str, Meta(description="system, user, assistant or tool (other roles as sent)")]
+    content: Annotated[str | None, Meta(description="The message's text; a tool message's result")]
+    tool_calls: list[MessageToolCall] | UnsetType = UNSET
+    tool_call_id: Annotated[str, Meta(description="A tool message: the call it answers")] | UnsetType = UNSET
+
+
 class ExportEvent(Struct):
     event_id: str
     event_type: str
@@ -23,6 +37,12 @@ class ExportEvent(Struct):
     output_data: JsonObject | None
     tool_call: JsonObject | None
     decision_trace: JsonObject | None
+    tokens_cache_read: int | None
+    tokens_cache_write: int | None
+    tokens_reasoning: int | None
+    messages: Annotated[list[Message] | None, Meta(
+        description="The model call's conversation read from input_data and output_data (what it was "
+                    "sent, then its reply), in one shape whatever the framework; null without messages")]
 
 
 class ExportedSession(Struct):
