@@ -13,6 +13,7 @@ reads each into one role and one line of text: the words, or the tool call it ma
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from obsctl.jsonutil import dumps
@@ -193,8 +194,6 @@ def _call(call: dict) -> dict:
     arguments = next((function[k] for k in ("arguments", "input", "args") if k in function),
                      next((call[k] for k in ("arguments", "input", "args") if k in call), None))
     if isinstance(arguments, str):
-        try:
+        with contextlib.suppress(orjson.JSONDecodeError):
             arguments = orjson.loads(arguments)
-        except orjson.JSONDecodeError:
-            pass
     return {"name": str(name), "arguments": arguments}
