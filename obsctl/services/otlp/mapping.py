@@ -290,6 +290,11 @@ def _error(span: SpanRecord) -> dict | None:
             fields["exception_type"] = exc_type
         if exception.get("exception.stacktrace"):
             fields["stacktrace"] = exception["exception.stacktrace"]
+    if not message and error_type == "tool_error":
+        # The MCP SDK's tool span when the tool answered a result marked isError: the call
+        # worked, the tool said it failed (its text is not on the span).
+        message = "the tool returned an error result" + (" (MCP isError)" if span.attributes.get("mcp.method.name")
+                                                         else "")
     if not message and error_type not in (None, ""):
         message = str(error_type)
     return {"error": str(message) if message else "span status ERROR", **fields}

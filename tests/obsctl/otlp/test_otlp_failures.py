@@ -111,3 +111,19 @@ def test_a_failed_child_stored_by_an_earlier_request_counts_for_its_parent(store
     assert by_name["invoke_agent solo"]["event_type"] == "error"
     assert session["error_count"] == 2
     assert json.dumps(session)  # the view stays plain JSON
+
+
+def test_mcp_tool_calls_and_their_failures(client):
+    """The MCP SDK's own spans (tests/data/otlp/mcp/): each `tools/call` is a tool call named by
+    `gen_ai.tool.name`; a tool answering a result marked isError and a tool that raised are one
+    failure each, and the agent span above them did not fail."""
+    assert [status for _, status, _ in replay(client, "mcp")] == [200]
+    session, by_type = session_events(client, "capture-mcp-session-1")
+    assert session["agent_name"] == "support_agent" and session["background"] is False
+    assert [e["tool_call"]["name"] for e in by_type["tool_call"]] == ["get_weather"]
+    failed = by_type["tool_error"]
+    assert [e["tool_call"]["name"] for e in failed] == ["lookup_order", "explode"]
+    assert {e["output_data"]["error"] for e in failed} == {"the tool returned an error result (MCP isError)"}
+    assert session["error_count"] == 2 and not by_type["agent_run"][0]["is_error"]
+    # The protocol's own requests are steps, named by their method.
+    assert [e["metadata"]["span_name"] for e in by_type["generic"]] == ["server/discover", "tools/list"]
