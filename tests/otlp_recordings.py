@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -31,3 +32,15 @@ def session_events(client, session_id: str, headers: dict | None = None) -> tupl
     for event in session["events"]:
         by_type.setdefault(event["event_type"], []).append(event)
     return session, by_type
+
+
+def trace_bodies(recording: str) -> list[bytes]:
+    """The recorded `/v1/traces` request bodies (Langfuse's path included), decompressed, in order."""
+    folder = RECORDINGS / recording
+    bodies = []
+    for line in (folder / "requests.jsonl").read_text().splitlines():
+        sent = json.loads(line)
+        if sent["path"].endswith("/v1/traces"):
+            body = (folder / sent["body_file"]).read_bytes()
+            bodies.append(gzip.decompress(body) if sent["headers"].get("content-encoding") == "gzip" else body)
+    return bodies

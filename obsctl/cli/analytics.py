@@ -92,9 +92,14 @@ def _render(data: dict) -> None:
     table("top agents (by tokens)", ["agent", "sessions", "tokens", "avg tokens"],
           [[a["agent_name"], a["session_count"], a["total_tokens"], a["avg_tokens"]]
            for a in data["top_agents"]])
-    table("model usage", ["model", "calls", "tokens in", "tokens out", "avg ms"],
-          [[m["model"], m["call_count"], m["total_tokens_in"], m["total_tokens_out"],
-            m["avg_duration_ms"]] for m in data["model_usage"]])
+    # The cache and reasoning columns only when some model reported such tokens.
+    parts = [(key, label) for key, label in (("total_tokens_cache_read", "cache read"),
+                                             ("total_tokens_cache_write", "cache write"),
+                                             ("total_tokens_reasoning", "reasoning"))
+             if any(m.get(key) for m in data["model_usage"])]
+    table("model usage", ["model", "calls", "tokens in", *(label for _, label in parts), "tokens out", "avg ms"],
+          [[m["model"], m["call_count"], m["total_tokens_in"], *(m[key] for key, _ in parts),
+            m["total_tokens_out"], m["avg_duration_ms"]] for m in data["model_usage"]])
     costs = data["costs"]
     table(f"cost per agent (total {fmt_usd(costs['total_usd'])}, {fmt_number(costs['unpriced_calls'])} unpriced calls)",
           ["agent", "sessions", "cost", "unpriced"],

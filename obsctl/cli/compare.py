@@ -22,6 +22,9 @@ _LABELS = {
     "total_tokens": "total tokens",
     "tokens_in": "tokens in",
     "tokens_out": "tokens out",
+    "tokens_cache_read": "  cache read",
+    "tokens_cache_write": "  cache write",
+    "tokens_reasoning": "  reasoning",
     "event_count": "events",
     "error_count": "errors",
     "total_processing_ms": "processing ms",
@@ -29,6 +32,9 @@ _LABELS = {
     "session_duration_ms": "wall-clock ms",
     "cost_usd": "cost USD",
 }
+
+# The parts of the token counts (cache read and write of the input, reasoning of the output).
+_PARTS = ("tokens_cache_read", "tokens_cache_write", "tokens_reasoning")
 
 
 @translate_errors
@@ -94,6 +100,8 @@ def _render(data: dict) -> None:
     row("agent", a["agent_name"], b["agent_name"], "", "")
     row("status", a["status"], b["status"], "", "")
     for key, d in deltas.items():
+        if key in _PARTS and not a[key] and not b[key]:
+            continue  # neither session reported any: a row of zeros says nothing
         if key == "cost_usd":
             row(_LABELS[key], fmt_usd(a[key]) if a[key] is not None else None,
                 fmt_usd(b[key]) if b[key] is not None else None, *_delta_cells(d, fmt_usd))

@@ -120,7 +120,9 @@ def reprice_command(ctx: typer.Context, json_: JsonFlag = False) -> None:
     overrides file. After upgrading obsctl (new genai-prices data), editing that file, or
     upgrading a database that holds events from before costs were stored, run this so every
     cost comes from the same table (`obsctl db info` says when they do not). Calls of models
-    without a known price stay unpriced. With --url the server uses its own OBSCTL_PRICES.
+    without a known price stay unpriced. Spans stored before cache and reasoning tokens were
+    counted get those counts from the span attributes they kept, then are priced with them.
+    With --url the server uses its own OBSCTL_PRICES.
 
     Example: OBSCTL_PRICES=prices.json obsctl db reprice
     """
@@ -131,7 +133,8 @@ def reprice_command(ctx: typer.Context, json_: JsonFlag = False) -> None:
 def _print_reprice(result: dict, plain: bool = False) -> None:
     lines = [("prices", result["prices"]), ("models priced", result["models"]),
              ("models without a price", ", ".join(result["unpriced_models"]) or "none"),
-             ("events recosted", result["events"]), ("sessions recounted", result["sessions"])]
+             ("events recosted", result["events"]), ("sessions recounted", result["sessions"]),
+             ("cache and reasoning counts found", result["cache_counts_recounted"])]
     _print_lines(lines, plain)
 
 

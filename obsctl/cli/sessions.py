@@ -182,6 +182,14 @@ def _more(data: dict) -> None:
         notice(f"more of its {plural(data['event_count'], 'event')}: --cursor {data['next']}")
 
 
+def _token_parts(data: dict) -> str:
+    """`; cache read 2000, cache write 1000, reasoning 16`, or nothing when there are none."""
+    parts = [f"{label} {data[key]}" for key, label in (
+        ("total_tokens_cache_read", "cache read"), ("total_tokens_cache_write", "cache write"),
+        ("total_tokens_reasoning", "reasoning")) if data.get(key)]
+    return f"; {', '.join(parts)}" if parts else ""
+
+
 def _session_panel(data: dict) -> None:
     from rich.panel import Panel
 
@@ -189,7 +197,7 @@ def _session_panel(data: dict) -> None:
     header = rich_cell([
         Styled(data["session_id"], "bold"), "  agent ", Styled(data["agent_name"], "bold"), "  ",
         _status(data["status"]), f"\nstarted {data['started_at']}  ended ", data["ended_at"] or MISSING,
-        f"\ntokens {data['total_tokens_in']} in / {data['total_tokens_out']} out ({tokens})  "
+        f"\ntokens {data['total_tokens_in']} in / {data['total_tokens_out']} out ({tokens}){_token_parts(data)}  "
         f"events {data['event_count']}  errors {data['error_count']}  cost {cost_cell(data)}",
     ])
     console().print(Panel(header, title="session", expand=False))

@@ -31,6 +31,9 @@ class EventRow(NamedTuple):
     tool_name: str | None
     is_error: int
     parent_id: str | None
+    tokens_cache_read: int | None
+    tokens_cache_write: int | None
+    tokens_reasoning: int | None
 
 
 # --- The body of `POST /events` and its answer --------------------------------------------------
@@ -73,6 +76,13 @@ class EventInput(Struct, omit_defaults=True):
     agent_name: _Text | None = None
     tokens_in: _Count | None = None
     tokens_out: _Count | None = None
+    tokens_cache_read: Annotated[_Count | None, Meta(
+        description="The part of tokens_in read from the provider's prompt cache (tokens_in counts "
+                    "every input token, cached ones included)")] = None
+    tokens_cache_write: Annotated[_Count | None, Meta(
+        description="The part of tokens_in written to the provider's prompt cache")] = None
+    tokens_reasoning: Annotated[_Count | None, Meta(
+        description="The part of tokens_out spent on reasoning")] = None
     duration_ms: Annotated[float, Meta(ge=0, le=MAX_DURATION_MS)] | None = None
     input_data: _Object | None = None
     output_data: _Object | None = None

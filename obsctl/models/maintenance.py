@@ -64,7 +64,11 @@ class RepriceResult(Struct):
     models: Annotated[int, Meta(ge=0, description="Models with a known price")]
     unpriced_models: Annotated[list[str], Meta(description="Models without a known price: their calls stay unpriced")]
     events: Annotated[int, Meta(ge=0, description="Events of those models recosted")]
-    sessions: Annotated[int, Meta(ge=0, description="Sessions whose cost_usd and unpriced_calls were recounted")]
+    sessions: Annotated[int, Meta(ge=0, description="Sessions whose cost_usd, unpriced_calls and cache and "
+                                                    "reasoning token totals were recounted")]
+    cache_counts_recounted: Annotated[int, Meta(
+        ge=0, description="Spans stored before cache and reasoning tokens were, whose counts of them were read "
+                          "from their kept span attributes (once: later reprices find none)")]
 
 
 class DbInfo(Struct, kw_only=True):

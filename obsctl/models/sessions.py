@@ -11,6 +11,20 @@ from obsctl.models.common import Count, JsonObject, Timestamp
 SessionStatus = Literal["active", "completed", "error"]
 
 
+class MessageToolCall(Struct):
+    name: str
+    arguments: Annotated[object, Meta(description="As the model gave them: parsed when JSON text")]
+
+
+class Message(Struct, omit_defaults=True):
+    """One message of a model call's conversation, the same shape whatever the source"""
+
+    role: Annotated[str, Meta(description="system, user, assistant or tool (other roles as sent)")]
+    content: Annotated[str | None, Meta(description="The message's text; a tool message's result")]
+    tool_calls: list[MessageToolCall] | UnsetType = UNSET
+    tool_call_id: Annotated[str, Meta(description="A tool message: the call it answers")] | UnsetType = UNSET
+
+
 class ExportEvent(Struct):
     event_id: str
     event_type: str
@@ -23,6 +37,12 @@ class ExportEvent(Struct):
     output_data: JsonObject | None
     tool_call: JsonObject | None
     decision_trace: JsonObject | None
+    tokens_cache_read: int | None
+    tokens_cache_write: int | None
+    tokens_reasoning: int | None
+    messages: Annotated[list[Message] | None, Meta(
+        description="The model call's conversation read from input_data and output_data (what it was "
+                    "sent, then its reply), in one shape whatever the framework; null without messages")]
 
 
 class ExportedSession(Struct):
@@ -75,6 +95,9 @@ class SessionSummary(Struct):
     tokens_in: int
     tokens_out: int
     total_tokens: int
+    tokens_cache_read: Annotated[int, Meta(description="The part of tokens_in read from prompt caches")]
+    tokens_cache_write: Annotated[int, Meta(description="The part of tokens_in written to prompt caches")]
+    tokens_reasoning: Annotated[int, Meta(description="The part of tokens_out spent on reasoning")]
     event_count: int
     error_count: int
     cost_usd: Annotated[float | None, Meta(
@@ -108,6 +131,9 @@ class SessionDeltas(Struct):
     total_tokens: Delta
     tokens_in: Delta
     tokens_out: Delta
+    tokens_cache_read: Delta
+    tokens_cache_write: Delta
+    tokens_reasoning: Delta
     event_count: Delta
     error_count: Delta
     total_processing_ms: Delta
@@ -155,9 +181,15 @@ class Event(Struct, omit_defaults=True):
     model: str | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    tokens_cache_read: Annotated[int | None, Meta(
+        description="The part of tokens_in read from the provider's prompt cache")] = None
+    tokens_cache_write: Annotated[int | None, Meta(
+        description="The part of tokens_in written to the provider's prompt cache")] = None
+    tokens_reasoning: Annotated[int | None, Meta(description="The part of tokens_out spent on reasoning")] = None
     duration_ms: float | None = None
     cost_usd: Annotated[float | None, Meta(
-        description="USD, computed at ingest; null without tokens or without a known price")] = None
+        description="USD, computed at ingest (cache and reasoning tokens at their own prices); null "
+                    "without tokens or without a known price")] = None
     input_data: JsonObject | None = None
     output_data: JsonObject | None = None
     tool_call: JsonObject | None = None
@@ -223,6 +255,12 @@ class Session(Struct, omit_defaults=True):
     total_tokens_out: int
     ended_at: str | None = None
     metadata: JsonObject | None = None
+    total_tokens_cache_read: Annotated[int, Meta(
+        description="The part of total_tokens_in read from prompt caches")] | UnsetType = UNSET
+    total_tokens_cache_write: Annotated[int, Meta(
+        description="The part of total_tokens_in written to prompt caches")] | UnsetType = UNSET
+    total_tokens_reasoning: Annotated[int, Meta(
+        description="The part of total_tokens_out spent on reasoning")] | UnsetType = UNSET
     event_count: int | UnsetType = UNSET
     error_count: int | UnsetType = UNSET
     cost_usd: Annotated[float | None, Meta(
@@ -230,6 +268,10 @@ class Session(Struct, omit_defaults=True):
                     "was priced")] | UnsetType = UNSET
     unpriced_calls: Annotated[int, Meta(
         description="Calls that used tokens of a model without a known price (not in cost_usd)")] | UnsetType = UNSET
+    background: Annotated[bool, Meta(
+        description="Work outside any agent run (an OTLP trace with no agent span and no model call but "
+                    "embeddings or tool call: indexing, start-up embeddings); left out of triage batch and "
+                    "scorecards")] | UnsetType = UNSET
     tags: Annotated[dict[TagKey, str], Meta(description="key -> value")] | UnsetType = UNSET
 
 
@@ -323,6 +365,9 @@ class EventLine(Struct):
     agent_name: str | None
     tokens_in: int | None
     tokens_out: int | None
+    tokens_cache_read: int | None
+    tokens_cache_write: int | None
+    tokens_reasoning: int | None
     duration_ms: float | None
     input_data: JsonObject | None
     output_data: JsonObject | None

@@ -79,9 +79,10 @@ def get_analytics(store: Store, *, at: datetime | None = None) -> dict:
         ],
         "model_usage": [
             {"model": model, "call_count": calls, "total_tokens": t_in + t_out,
-             "total_tokens_in": t_in, "total_tokens_out": t_out,
+             "total_tokens_in": t_in, "total_tokens_out": t_out, "total_tokens_cache_read": c_read,
+             "total_tokens_cache_write": c_write, "total_tokens_reasoning": reasoning,
              "avg_duration_ms": round(d_sum / d_count, 2) if d_count else None}
-            for model, calls, t_in, t_out, d_sum, d_count in models
+            for model, calls, t_in, t_out, d_sum, d_count, c_read, c_write, reasoning in models
         ],
         "event_types": [{"event_type": t, "count": n} for t, n in types],
         "sessions_over_time": [

@@ -84,7 +84,7 @@ class Run:
     config: Config | None
     body_events: int
     error_events: int
-    usage: list = field(default_factory=list)  # (model, tokens_in, tokens_out)
+    usage: list = field(default_factory=list)  # (model, tokens_in, tokens_out, cache read, cache write, reasoning)
 
 
 def release_of(metadata: Any) -> str | None:
@@ -104,9 +104,9 @@ def release_of(metadata: Any) -> str | None:
 
 
 def config_of(usage, release: str | None) -> Config | None:
-    """The configuration of a session from its (model, tokens_in, tokens_out) usage."""
+    """The configuration of a session from its (model, tokens_in, tokens_out, ...) usage."""
     tokens: dict[str, int] = {}
-    for model, tokens_in, tokens_out in usage:
+    for model, tokens_in, tokens_out, *_ in usage:
         if model is not None:
             tokens[model] = tokens.get(model, 0) + (tokens_in or 0) + (tokens_out or 0)
     model = max(sorted(tokens), key=tokens.__getitem__) if tokens else None
@@ -263,8 +263,8 @@ def evaluate(store: Store, change: Change, after: list[Run], pricer, acks: dict)
 def _runs(store: Store, agent: str | None, since: str, until: str) -> dict[str, list[Run]]:
     """The runs of each agent whose sessions started in [since, until), oldest first."""
     usage: dict[str, list] = {}
-    for session_id, model, tokens_in, tokens_out in store.changes.window_model_tokens(agent, since, until):
-        usage.setdefault(session_id, []).append((model, tokens_in, tokens_out))
+    for session_id, model, *tokens in store.changes.window_model_tokens(agent, since, until):
+        usage.setdefault(session_id, []).append((model, *tokens))
     runs: dict[str, list[Run]] = {}
     for row in store.changes.window_sessions(agent, since, until):
         own = usage.get(row["session_id"], [])

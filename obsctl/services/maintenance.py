@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from obsctl.errors import InvalidInput
-from obsctl.jsonutil import describe_value
+from obsctl.jsonutil import describe_value, loads_column
 from obsctl.services.sessions.lifecycle import complete_idle_sessions
 from obsctl.store import Store
 from obsctl.timeutil import MAX_AGE, iso_minus, normalize_ts, now_iso, parse_age  # noqa: F401 (re-exported)
@@ -136,26 +136,53 @@ def reprice(store: Store) -> dict:
     from its events, in one transaction; the table's version is recorded. One UPDATE per model (the prices are looked
     up once per model, the arithmetic runs in SQL), so memory stays small at any size.
 
-    `{"prices", "models", "unpriced_models", "events", "sessions"}`: the version used, how
-    many models were priced, the models without a known price, and the rows recosted."""
+    Spans stored before cache and reasoning tokens were get them first, from their kept span
+    attributes. `{"prices", "models", "unpriced_models", "events", "sessions",
+    "cache_counts_recounted"}`: the version used, how many models were priced, the models
+    without a known price, the rows recosted, and the events whose cache and reasoning counts
+    were read from their attributes."""
     from obsctl.services.pricing import pricer_of
 
     pricer = pricer_of(store)
     unpriced: list[str] = []
     events = 0
     with store.transaction():
+        recounted = _recount_usage_parts(store)
         models = store.costs.stored_models()
         for model in models:
             price = pricer.price(model)
             if price is None:
                 unpriced.append(model)
-            events += store.costs.set_model_costs(model, *((price.input_per_token, price.output_per_token)
-                                                            if price else (None, None)))
+            events += store.costs.set_model_costs(model, price.rates() if price else None)
         sessions = store.costs.recount_session_costs()
         store.costs.recount_rollup_costs()
         store.costs.mark_repriced(pricer.version)
     return {"prices": pricer.version, "models": len(models) - len(unpriced), "unpriced_models": unpriced,
-            "events": events, "sessions": sessions}
+            "events": events, "sessions": sessions, "cache_counts_recounted": recounted}
+
+
+# Events read at a time by _recount_usage_parts: memory stays bounded at any size.
+_RECOUNT_PAGE = 1000
+
+
+def _recount_usage_parts(store: Store) -> int:
+    """Spans stored before cache and reasoning tokens were (m031) get them from the span
+    attributes kept in their metadata, as ingest reads them today; returns how many."""
+    from obsctl.services.otlp.token_counts import stored_usage_parts
+
+    after, recounted = 0, 0
+    while rows := store.costs.unsplit_usage(after, _RECOUNT_PAGE):
+        found = []
+        for row_id, event_id, tokens_in, tokens_out, metadata in rows:
+            after = row_id
+            attributes = (loads_column(metadata) or {}).get("attributes")
+            if type(attributes) is dict:
+                parts = stored_usage_parts(attributes, tokens_in, tokens_out)
+                if parts is not None:
+                    found.append((*parts, event_id))
+        store.costs.set_usage_parts(found)
+        recounted += len(found)
+    return recounted
 
 
 def backup(store: Store, dest: str | Path, *, force: bool = False) -> dict:

@@ -8,8 +8,11 @@ Interface (used by metrics, triage, postmortems and SLA checks):
   A bad overrides file raises InvalidInput naming the file and the problem.
 - `pricer.price(model) -> ModelPrice | None`: per-token prices and their `source`
   ('override' or 'genai-prices'); None when the model is None or has no known price.
-- `pricer.cost(model, tokens_in, tokens_out) -> float | None`: USD cost; None when unpriced.
-  A model without a price is unpriced (None), never $0.
+- `pricer.cost(model, tokens_in, tokens_out, cache_read, cache_write, reasoning) -> float | None`:
+  USD cost; None when unpriced. A model without a price is unpriced (None), never $0. Cache
+  read and write tokens are parts of tokens_in, reasoning tokens a part of tokens_out (the
+  OpenTelemetry GenAI counting); each part is priced at its own rate, which is the input (or
+  output) rate where the model has none.
 - `pricer.version -> str`: which price table this is (the genai-prices version, plus the
   overrides file's digest), recorded with the costs stored at ingest.
 - `pricer_for(settings) -> Pricer`: the pricer configured by `OBSCTL_PRICES`.
@@ -38,11 +41,38 @@ _PROBE_TOKENS = 1000
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """Per-token USD prices of one model and where they came from."""
+    """Per-token USD prices of one model and where they came from. The cache and reasoning
+    rates are those of input and output tokens when not given."""
 
     input_per_token: float
     output_per_token: float
     source: str  # 'override' or 'genai-prices'
+    cache_read_per_token: float | None = None
+    cache_write_per_token: float | None = None
+    reasoning_per_token: float | None = None
+
+    def __post_init__(self):
+        for part, whole in (("cache_read_per_token", "input_per_token"),
+                            ("cache_write_per_token", "input_per_token"),
+                            ("reasoning_per_token", "output_per_token")):
+            if getattr(self, part) is None:
+                object.__setattr__(self, part, getattr(self, whole))
+
+    def rates(self) -> tuple[float, float, float, float, float]:
+        """(input, cache read, cache write, output, reasoning) per token: the order of the
+        placeholders of the stores' recosting SQL (store/cost_sql.SET_MODEL_COSTS)."""
+        return (self.input_per_token, self.cache_read_per_token, self.cache_write_per_token,
+                self.output_per_token, self.reasoning_per_token)
+
+    def usage_cost(self, tokens_in: int | None, tokens_out: int | None, cache_read: int | None = None,
+                   cache_write: int | None = None, reasoning: int | None = None) -> float:
+        """USD cost of one call's tokens (None counts as 0); the cache parts of tokens_in and
+        the reasoning part of tokens_out at their own rates. The same arithmetic, in the same
+        order, as store/cost_sql.SET_MODEL_COSTS, so a recost gives the same number."""
+        read, write, thought = cache_read or 0, cache_write or 0, reasoning or 0
+        return (((tokens_in or 0) - read - write) * self.input_per_token + read * self.cache_read_per_token
+                + write * self.cache_write_per_token + ((tokens_out or 0) - thought) * self.output_per_token
+                + thought * self.reasoning_per_token)
 
 
 class Pricer:
@@ -84,12 +114,14 @@ class Pricer:
         self._cache[model] = found
         return found
 
-    def cost(self, model: str | None, tokens_in: int | None, tokens_out: int | None) -> float | None:
+    def cost(self, model: str | None, tokens_in: int | None, tokens_out: int | None,
+             cache_read: int | None = None, cache_write: int | None = None,
+             reasoning: int | None = None) -> float | None:
         """USD cost of one call (missing token counts count as 0); None when unpriced."""
         price = self.price(model)
         if price is None:
             return None
-        return (tokens_in or 0) * price.input_per_token + (tokens_out or 0) * price.output_per_token
+        return price.usage_cost(tokens_in, tokens_out, cache_read, cache_write, reasoning)
 
 
 def usd(value: float | None) -> float | None:
@@ -149,15 +181,29 @@ def load_overrides(path: Path) -> dict[str, ModelPrice]:
         if type(entry) is not dict:
             raise InvalidInput(f"{where}: the entry for {model!r} must be an object with "
                                f"input_per_mtok and output_per_mtok")
-        per_token = []
-        for key in ("input_per_mtok", "output_per_mtok"):
+        unknown = sorted(set(entry) - set(_OVERRIDE_KEYS))
+        if unknown:
+            raise InvalidInput(f"{where}: {model!r} has an unknown key {unknown[0]!r} (the keys are "
+                               f"{', '.join(_OVERRIDE_KEYS)})")
+        per_token: list[float | None] = []
+        for key in _OVERRIDE_KEYS:
             value = entry.get(key)
+            if value is None and key not in _REQUIRED_KEYS:
+                per_token.append(None)
+                continue
             if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
                 raise InvalidInput(f"{where}: {model!r}.{key} must be a non-negative number "
                                    f"(USD per million tokens), got {value!r}")
             per_token.append(value / _PER_MTOK)
-        prices[model.lower()] = ModelPrice(per_token[0], per_token[1], "override")
+        inp, out, read, write, thought = per_token
+        prices[model.lower()] = ModelPrice(inp, out, "override", read, write, thought)
     return prices
+
+
+# An overrides entry's keys, in ModelPrice.rates() order; the first two are required.
+_OVERRIDE_KEYS = ("input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok",
+                  "reasoning_per_mtok")
+_REQUIRED_KEYS = _OVERRIDE_KEYS[:2]
 
 
 def _library_price(model: str) -> ModelPrice | None:
@@ -168,7 +214,9 @@ def _library_price(model: str) -> ModelPrice | None:
     """
     from genai_prices import Usage, calc_price
 
-    usage = Usage(input_tokens=_PROBE_TOKENS, output_tokens=_PROBE_TOKENS)
+    n = _PROBE_TOKENS
+    usage = Usage(input_tokens=n, output_tokens=n)
+    where: dict = {}
     try:
         calc = calc_price(usage, model)
     except Exception:  # noqa: BLE001 - any lookup or data problem means "no known price"
@@ -179,26 +227,33 @@ def _library_price(model: str) -> ModelPrice | None:
             calc = calc_price(usage, name, provider_id=provider)
         except Exception:  # noqa: BLE001
             return None
-    return ModelPrice(float(calc.input_price) / _PROBE_TOKENS, float(calc.output_price) / _PROBE_TOKENS,
-                      "genai-prices")
+        model, where = name, {"provider_id": provider}
+    # The rate of each part: a usage made of that part alone (genai-prices falls back to the
+    # input or output rate where the model has no rate of its own).
+    read = calc_price(Usage(input_tokens=n, cache_read_tokens=n), model, **where).input_price
+    write = calc_price(Usage(input_tokens=n, cache_write_tokens=n), model, **where).input_price
+    thought = calc_price(Usage(output_tokens=n, output_reasoning_tokens=n), model, **where).output_price
+    return ModelPrice(float(calc.input_price) / n, float(calc.output_price) / n, "genai-prices",
+                      float(read) / n, float(write) / n, float(thought) / n)
 
 
 # Totals of several calls are rounded to this many decimals (the stored costs' precision).
 USD_DECIMALS = 6
 
 
-def priced_total(usage: Iterable[tuple[str | None, int, int]], pricer) -> tuple[float | None, int]:
-    """(USD total, unpriced tokens) of (model, tokens_in, tokens_out) items.
+def priced_total(usage: Iterable[tuple], pricer) -> tuple[float | None, int]:
+    """(USD total, unpriced tokens) of (model, tokens_in, tokens_out[, cache_read, cache_write,
+    reasoning]) items.
 
     The total covers the priced items only; it is None when tokens were spent and no item
     could be priced, and 0.0 when no tokens were spent at all.
     """
     total, priced, unpriced_tokens = 0.0, False, 0
-    for model, tokens_in, tokens_out in usage:
+    for model, tokens_in, tokens_out, *parts in usage:
         tokens = (tokens_in or 0) + (tokens_out or 0)
         if tokens == 0:
             continue
-        cost = pricer.cost(model, tokens_in, tokens_out) if model else None
+        cost = pricer.cost(model, tokens_in, tokens_out, *parts) if model else None
         if cost is None:
             unpriced_tokens += tokens
         else:

@@ -27,16 +27,37 @@ SELECT 1, 'none', 0, {now} WHERE EXISTS (SELECT 1 FROM events)
 """
 PRICE_TABLE = "SELECT prices, mixed, updated_at, repriced_at FROM cost_prices WHERE id = 1"
 STORED_MODELS = "SELECT DISTINCT model FROM events WHERE model IS NOT NULL ORDER BY 1"
+# The rates are services/pricing.ModelPrice.rates(): input, cache read, cache write, output,
+# reasoning; the arithmetic is ModelPrice.usage_cost's, in the same order.
 SET_MODEL_COSTS = f"""
 UPDATE events SET cost_usd = CASE WHEN {USED_TOKENS.format(t='')}
-    THEN COALESCE(tokens_in, 0) * {{p}} + COALESCE(tokens_out, 0) * {{p}} END
+    THEN (COALESCE(tokens_in, 0) - COALESCE(tokens_cache_read, 0) - COALESCE(tokens_cache_write, 0)) * {{p}}
+         + COALESCE(tokens_cache_read, 0) * {{p}} + COALESCE(tokens_cache_write, 0) * {{p}}
+         + (COALESCE(tokens_out, 0) - COALESCE(tokens_reasoning, 0)) * {{p}} + COALESCE(tokens_reasoning, 0) * {{p}} END
 WHERE model = {{p}}
 """
+# Counted spans stored before the cache and reasoning columns existed (m031) whose kept span
+# attributes may hold those counts: a page after an id (the parameters: the id, UNSPLIT_PATTERNS,
+# then the page size).
+UNSPLIT_USAGE = f"""
+SELECT id, event_id, tokens_in, tokens_out, metadata FROM events
+WHERE id > {{p}} AND {USED_TOKENS.format(t='')} AND tokens_cache_read IS NULL AND tokens_cache_write IS NULL
+  AND tokens_reasoning IS NULL AND metadata LIKE {{p}}
+  AND (metadata LIKE {{p}} OR metadata LIKE {{p}} OR metadata LIKE {{p}})
+ORDER BY id LIMIT {{p}}
+"""
+UNSPLIT_PATTERNS = ('%"attributes"%', "%cache%", "%reasoning%", "%usage_details%")
+SET_USAGE_PARTS = ("UPDATE events SET tokens_cache_read = {p}, tokens_cache_write = {p}, tokens_reasoning = {p} "
+                   "WHERE event_id = {p}")
+# A session's costs and its cache and reasoning token totals again from its events.
+_OF_SESSION = "FROM events e WHERE e.session_id = sessions.session_id"
 SESSION_COSTS = f"""
 UPDATE sessions SET
-    cost_usd = (SELECT SUM(e.cost_usd) FROM events e WHERE e.session_id = sessions.session_id),
-    unpriced_calls = (SELECT COUNT(*) FROM events e WHERE e.session_id = sessions.session_id
-                      AND e.cost_usd IS NULL AND {USED_TOKENS.format(t='e.')})
+    cost_usd = (SELECT SUM(e.cost_usd) {_OF_SESSION}),
+    unpriced_calls = (SELECT COUNT(*) {_OF_SESSION} AND e.cost_usd IS NULL AND {USED_TOKENS.format(t='e.')}),
+    total_tokens_cache_read = (SELECT COALESCE(SUM(e.tokens_cache_read), 0) {_OF_SESSION}),
+    total_tokens_cache_write = (SELECT COALESCE(SUM(e.tokens_cache_write), 0) {_OF_SESSION}),
+    total_tokens_reasoning = (SELECT COALESCE(SUM(e.tokens_reasoning), 0) {_OF_SESSION})
 """
 
 

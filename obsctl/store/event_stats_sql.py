@@ -1,5 +1,6 @@
 """The SQL of the `event_stats` rollup, one text for both stores (each store's event_stats.py
-says how it is kept): per (event_type, hour, model), the events, tokens, durations and costs.
+says how it is kept): per (event_type, hour, model), the events, tokens (cache and reasoning parts included), durations
+and costs.
 
 `cost_usd` adds up the stored costs of the events, `priced_calls` counts the events that have
 one, and `unpriced_calls` the events that used tokens without one (a model with no known
@@ -9,7 +10,7 @@ price), so the analytics cost per model reads this table instead of every event.
 from __future__ import annotations
 
 MEASURES = ("event_count", "tokens_in", "tokens_out", "duration_sum", "duration_count", "cost_usd",
-            "priced_calls", "unpriced_calls")
+            "priced_calls", "unpriced_calls", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning")
 COLUMNS = ("event_type", "hour", "model", *MEASURES)
 
 # Each measure over a group of events, in MEASURES order.
@@ -17,7 +18,8 @@ _OF_EVENTS = ("COUNT(*)", "COALESCE(SUM(tokens_in), 0)", "COALESCE(SUM(tokens_ou
               "COALESCE(SUM(duration_ms), 0)", "COUNT(duration_ms)", "COALESCE(SUM(cost_usd), 0)",
               "COUNT(cost_usd)",
               "SUM(CASE WHEN cost_usd IS NULL AND COALESCE(tokens_in, 0) + COALESCE(tokens_out, 0) > 0 "
-              "THEN 1 ELSE 0 END)")
+              "THEN 1 ELSE 0 END)", "COALESCE(SUM(tokens_cache_read), 0)", "COALESCE(SUM(tokens_cache_write), 0)",
+              "COALESCE(SUM(tokens_reasoning), 0)")
 
 INSERT = f"INSERT INTO event_stats ({', '.join(COLUMNS)})"
 ADD = ("ON CONFLICT (event_type, hour, model) DO UPDATE SET "

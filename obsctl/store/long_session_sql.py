@@ -20,11 +20,11 @@ from dataclasses import dataclass
 STEP_COLUMNS = (
     "id", "event_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
     "duration_ms", "output_data", "tool_call", "decision_trace", "tool_name", "is_error",
-    "parent_id",
+    "parent_id", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
 )
 LIFECYCLE = "('session_start', 'session_end')"
 BREAKDOWN_COLUMNS = ("event_type", "is_error", "model", "tool_name", "events", "tokens_in", "tokens_out",
-                     "duration_ms", "durations")
+                     "duration_ms", "durations", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning")
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,8 @@ def breakdown(d: Dialect) -> str:
     """Per (event_type, is_error, model, tool_name): BREAKDOWN_COLUMNS. Parameter: session id."""
     return f"""
 SELECT event_type, is_error, model, tool_name, COUNT(*), COALESCE(SUM(tokens_in), 0),
-       COALESCE(SUM(tokens_out), 0), COALESCE(SUM(duration_ms), 0), {d.durations}
+       COALESCE(SUM(tokens_out), 0), COALESCE(SUM(duration_ms), 0), {d.durations},
+       COALESCE(SUM(tokens_cache_read), 0), COALESCE(SUM(tokens_cache_write), 0), COALESCE(SUM(tokens_reasoning), 0)
 FROM events WHERE session_id = {d.mark}
 GROUP BY event_type, model, tool_name, is_error"""
 

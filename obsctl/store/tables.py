@@ -13,12 +13,14 @@ from __future__ import annotations
 SESSION_COLUMNS = (
     "session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
     "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
-    "last_event_at", "cost_usd", "unpriced_calls",
+    "last_event_at", "cost_usd", "unpriced_calls", "total_tokens_cache_read", "total_tokens_cache_write",
+    "total_tokens_reasoning", "background",
 )
 EVENT_READ_COLUMNS = (
     "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in", "tokens_out",
     "duration_ms", "input_data", "output_data", "tool_call", "decision_trace", "metadata",
-    "agent_name", "tool_name", "is_error", "parent_id", "cost_usd",
+    "agent_name", "tool_name", "is_error", "parent_id", "cost_usd", "tokens_cache_read",
+    "tokens_cache_write", "tokens_reasoning",
 )
 # An event as ingest takes it (the bulk export's lines, models/sessions.py EventLine), in this order.
 from obsctl.vocabulary import EVENT_LINE_COLUMNS  # noqa: E402,F401 (the store reads rows in it)
@@ -27,10 +29,12 @@ COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sessions", ("session_id", "agent_name", "started_at", "ended_at", "metadata", "total_tokens_in",
                   "total_tokens_out", "status", "event_count", "error_count", "total_duration_ms",
                   "last_event_at", "body_events", "error_events", "idle_ended",
-                  "last_seen_at", "cost_usd", "unpriced_calls")),
+                  "last_seen_at", "cost_usd", "unpriced_calls", "total_tokens_cache_read",
+                  "total_tokens_cache_write", "total_tokens_reasoning", "background")),
     ("events", ("id", "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in",
                 "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
-                "metadata", "agent_name", "tool_name", "is_error", "parent_id", "cost_usd")),
+                "metadata", "agent_name", "tool_name", "is_error", "parent_id", "cost_usd",
+                "tokens_cache_read", "tokens_cache_write", "tokens_reasoning")),
     ("otlp_trace_sessions", ("trace_id", "session_id")),
     ("session_tags", ("session_id", "key", "value")),
     ("cost_prices", ("id", "prices", "mixed", "updated_at", "repriced_at")),

@@ -190,7 +190,7 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Ba
         row = v.row
         # The row's fields in one step (EventRow's order), cheaper than attribute by attribute.
         (event_id, session_id, event_type, ts, model, tokens_in, tokens_out, duration, _, _, _, _,
-         metadata, agent, _, is_error, _) = row
+         metadata, agent, _, is_error, _, cache_read, cache_write, reasoning) = row
         if event_id in seen:
             continue
         seen.add(event_id)
@@ -201,16 +201,20 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Ba
             if price is _UNKNOWN:
                 price = known[model] = price_of(model)
             if price is not None:
-                cost = (tokens_in or 0) * price.input_per_token + (tokens_out or 0) * price.output_per_token
+                if cache_read is None and cache_write is None and reasoning is None:
+                    cost = (tokens_in or 0) * price.input_per_token + (tokens_out or 0) * price.output_per_token
+                else:
+                    cost = price.usage_cost(tokens_in, tokens_out, cache_read, cache_write, reasoning)
         # A plain tuple: sqlite3 binds a tuple subclass (EventRow) item by item, about 20% slower.
         rows.append((*row, cost))
         d = deltas.get(session_id)
         if d is None:
             # session_id, agent, started_at, in, out, events, errors, duration, last event,
             # body events, body errors (the last two leave session_start/session_end out),
-            # cost of the priced events (None: none), unpriced calls
+            # cost of the priced events (None: none), unpriced calls, cache read, cache write
+            # and reasoning tokens
             d = deltas[session_id] = [session_id, agent or "unknown", ts, 0, 0, 0, 0, 0.0, ts, 0, 0,
-                                      None, 0]
+                                      None, 0, 0, 0, 0]
         elif d[1] == "unknown" and agent:
             d[1] = agent
         d[3] += tokens_in or 0
@@ -222,6 +226,10 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Ba
             d[11] = cost if d[11] is None else d[11] + cost
         elif tokens_in or tokens_out:
             d[12] += 1
+        if cache_read is not None or cache_write is not None or reasoning is not None:
+            d[13] += cache_read or 0
+            d[14] += cache_write or 0
+            d[15] += reasoning or 0
         if ts < d[2]:
             d[2] = ts
         elif ts > d[8]:
@@ -237,11 +245,11 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Ba
             d[9] += 1
             d[10] += is_error
         # events, tokens in, tokens out, duration sum, durations counted, cost, priced calls,
-        # unpriced calls (store/event_stats_sql.MEASURES)
+        # unpriced calls, cache read, cache write, reasoning (store/event_stats_sql.MEASURES)
         key = (event_type, int(ts[11:13]), model or "")
         t = totals.get(key)
         if t is None:
-            t = totals[key] = [0, 0, 0, 0.0, 0, 0.0, 0, 0]
+            t = totals[key] = [0, 0, 0, 0.0, 0, 0.0, 0, 0, 0, 0, 0]
         t[0] += 1
         t[1] += tokens_in or 0
         t[2] += tokens_out or 0
@@ -253,6 +261,10 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Ba
             t[6] += 1
         elif tokens_in or tokens_out:
             t[7] += 1
+        if cache_read is not None or cache_write is not None or reasoning is not None:
+            t[8] += cache_read or 0
+            t[9] += cache_write or 0
+            t[10] += reasoning or 0
     # A key set twice in the batch takes its last value (one row per key: one upsert each).
     return _Batch(rows, deltas, starts, ends, totals, list({t[:2]: t for t in tags}.values()),
                   pricer.version if costed else None)

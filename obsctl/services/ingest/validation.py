@@ -35,7 +35,7 @@ __all__ = ["EVENT_FIELDS", "NO_LIMIT", "UnknownFields", "ValidEvent", "parse_bat
 _OBJECT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
 # The event fields in the order validate_event reads them, all at once (_fields).
 _FIELD_ORDER = ("event_type", "session_id", "event_id", "timestamp", "model", "agent_name", "tokens_in",
-                "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
+                "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
                 "metadata", "status", "total_tokens_in", "total_tokens_out", "parent_id", "tags")
 _NO_FIELDS = dict.fromkeys(_FIELD_ORDER)
 _FIELD_COUNT = len(_NO_FIELDS)
@@ -92,7 +92,8 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
         if strict_fields:
             for name in sorted(unknown):
                 _err(errors, index, show_field(name), f"is not an event field{suggestion(name)}")
-    (event_type, session_id, event_id, timestamp, model, agent_name, tokens_in, tokens_out, duration,
+    (event_type, session_id, event_id, timestamp, model, agent_name, tokens_in, tokens_out, cache_read,
+     cache_write, reasoning, duration,
      input_data, output_data, tool_call, decision_trace, metadata, status, final_in, final_out,
      parent_id, tags) = _fields(every)
     given_session = session_id
@@ -116,6 +117,8 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
         _bad_count(errors, index, "tokens_in", tokens_in)
     if tokens_out is not None and (type(tokens_out) is not int or not 0 <= tokens_out <= MAX_TOKENS):
         _bad_count(errors, index, "tokens_out", tokens_out)
+    if cache_read is not None or cache_write is not None or reasoning is not None:
+        _check_token_parts(errors, index, tokens_in, tokens_out, cache_read, cache_write, reasoning)
     if duration is not None:
         kind = type(duration)
         if (kind is not int and kind is not float) or not 0 <= duration <= MAX_DURATION_MS:
@@ -223,7 +226,7 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
     row = _new_row(EventRow, (
         event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, duration,
         input_json, output_json, tool_json, trace_json, metadata_json, agent_name, tool_name,
-        is_error, parent_id,
+        is_error, parent_id, cache_read, cache_write, reasoning,
     ))
     return _new_row(ValidEvent, (row, client_id, status, final_in, final_out, unknown, tags))
 
@@ -297,6 +300,33 @@ def _bad_count(errors: list, index: int, name: str, value: Any) -> None:
         _err(errors, index, name, f"must be a non-negative integer, got {value}")
     else:
         _err(errors, index, name, f"must be at most {MAX_TOKENS}, got {value}")
+
+
+def _check_token_parts(errors: list, index: int, tokens_in: Any, tokens_out: Any, cache_read: Any,
+                       cache_write: Any, reasoning: Any) -> None:
+    """The cache and reasoning counts: each a count, and each a part of its whole (cache read
+    and write of tokens_in, reasoning of tokens_out), as OpenTelemetry counts them."""
+    parts_ok = True
+    for name, value in (("tokens_cache_read", cache_read), ("tokens_cache_write", cache_write),
+                        ("tokens_reasoning", reasoning)):
+        if value is not None and (type(value) is not int or not 0 <= value <= MAX_TOKENS):
+            _bad_count(errors, index, name, value)
+            parts_ok = False
+    if not parts_ok:
+        return
+    whole_in = tokens_in if type(tokens_in) is int else 0
+    cached = (cache_read or 0) + (cache_write or 0)
+    if cached > whole_in:
+        both = cache_read is not None and cache_write is not None
+        _err(errors, index, "tokens_cache_read" if cache_read is not None else "tokens_cache_write",
+             f"{'plus tokens_cache_write ' if both else ''}({cached}) must not exceed tokens_in "
+             f"({tokens_in if tokens_in is not None else 'null'}): tokens_in counts every input token, "
+             f"cached ones included")
+    whole_out = tokens_out if type(tokens_out) is int else 0
+    if reasoning is not None and reasoning > whole_out:
+        _err(errors, index, "tokens_reasoning",
+             f"({reasoning}) must not exceed tokens_out ({tokens_out if tokens_out is not None else 'null'}): "
+             f"tokens_out counts every output token, reasoning included")
 
 
 def _bad_duration(errors: list, index: int, duration: Any) -> None:

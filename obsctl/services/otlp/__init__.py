@@ -32,8 +32,15 @@ from obsctl.services.ingest import (
 from obsctl.services.otlp.calls import count_model_calls_once
 from obsctl.services.otlp.decode import decode_request
 from obsctl.services.otlp.failures import count_failures_once
+from obsctl.services.otlp.langchain import tool_arguments
 from obsctl.services.otlp.logs import attach_pending_logs
-from obsctl.services.otlp.mapping import explicit_session, service_name, session_agent, span_to_event
+from obsctl.services.otlp.mapping import (
+    explicit_session,
+    is_run_span,
+    service_name,
+    session_agent,
+    span_to_event,
+)
 from obsctl.services.otlp.usage import settle_usage, usage_traces
 from obsctl.services.otlp.wire import RejectedSpan, SpanRecord
 from obsctl.store import Store
@@ -109,6 +116,7 @@ def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
     for record, event, session_id in zip(records, raw, own):
         event["session_id"] = session_id or named.get(record.trace_id) or record.trace_id
     _inherit_agents(records, raw)
+    tool_arguments(records, raw)
     count_failures_once(store, records, raw)
     count_model_calls_once(store, records, raw)
     valid, errors = validate_events(raw, max_future=max_future)
@@ -162,9 +170,27 @@ def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict], own: 
         stored = store_prepared(store, valid, batch)
         settle_usage(store, records, raw)
         _fill_sessions(store, records, raw)
+        _mark_background(store, records, raw, {v.row.event_id for v in valid})
         # GenAI log records that arrived before their span: their messages join its event.
         attach_pending_logs(store, [v.row.event_id for v in valid])
     return stored, moved
+
+
+def _mark_background(store: Store, records: list[SpanRecord], raw: list[dict], stored: set[str]) -> None:
+    """A session whose spans hold no agent run (no agent span, no model call but embeddings,
+    no tool call) is background work: indexing, embeddings at start-up, retrieval alone. It
+    stays so until a span of a run arrives; the first such span makes it a run for good."""
+    runs: set[str] = set()
+    counts: dict[str, int] = {}
+    for record, event in zip(records, raw):
+        if event["event_id"] not in stored:
+            continue
+        session_id = event["session_id"]
+        counts[session_id] = counts.get(session_id, 0) + 1
+        if is_run_span(record):
+            runs.add(session_id)
+    # A session whose only events are this request's, none of them a run's, is background.
+    store.otlp.mark_background(sorted(runs), sorted((s, n) for s, n in counts.items() if s not in runs))
 
 
 def _inherit_agents(records: list[SpanRecord], raw: list[dict]) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from obsctl.services.otlp.mapping import LLM, UNCOUNTED_USAGE, span_role
+from obsctl.services.otlp.mapping import LLM, UNCOUNTED_USAGE, USAGE_FIELDS, span_role
 from obsctl.services.otlp.usage import is_model_call
 from obsctl.services.otlp.wire import SpanRecord
 from obsctl.store import Store
@@ -81,7 +81,7 @@ def _not_counted(event: dict, counted_id: str) -> None:
     event["event_type"] = STEP_TYPE
     metadata = event.setdefault("metadata", {})
     metadata["same_call_as"] = counted_id
-    usage = {k: event.pop(k) for k in ("tokens_in", "tokens_out") if k in event}
+    usage = {k: event.pop(k) for k in USAGE_FIELDS if k in event}
     if usage:
         metadata[UNCOUNTED_USAGE] = {**metadata.get(UNCOUNTED_USAGE, {}), **usage}
     output = event.get("output_data")

@@ -12,8 +12,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from obsctl.services.otlp.attributes import parse_json, split_attributes
+from obsctl.services.otlp.attributes import split_attributes
+from obsctl.services.otlp.langchain import read_tool_message
 from obsctl.services.otlp.span_content import TOOL, span_input, span_output, span_tool_call
+from obsctl.services.otlp.token_counts import (  # noqa: F401 (USAGE_FIELDS, stored_usage_parts: re-exported)
+    TOKENS_IN_KEYS,
+    TOKENS_OUT_KEYS,
+    USAGE_FIELDS,
+    count,
+    langfuse_usage,
+    stored_usage_parts,
+    usage_parts,
+)
 from obsctl.services.otlp.wire import SpanRecord
 
 SESSION_KEYS = (
@@ -30,11 +40,6 @@ SESSION_KEYS = (
 )
 MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
               "langfuse.observation.model.name", "ai.response.model", "ai.model.id")
-TOKENS_IN_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt",
-                  "ai.usage.inputTokens", "ai.usage.promptTokens")
-TOKENS_OUT_KEYS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
-                   "llm.token_count.completion", "ai.usage.outputTokens", "ai.usage.completionTokens")
-
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent", "invoke_workflow"})
 # The Langfuse SDKs' observation types (`langfuse.observation.type`) and the role each plays.
@@ -45,10 +50,6 @@ LANGFUSE_ROLES = {"generation": "llm", "embedding": "llm", "tool": "tool", "agen
 VERCEL_LLM_SUFFIXES = (".doGenerate", ".doStream", ".doEmbed")
 VERCEL_AGENT_OPERATIONS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject",
                                      "ai.streamObject"})
-# Keys of Langfuse's `usage_details` JSON: its own (input, output), or the provider's as the
-# SDK's OpenAI wrapper passes them on.
-_LANGFUSE_IN = ("input", "prompt_tokens", "input_tokens")
-_LANGFUSE_OUT = ("output", "completion_tokens", "output_tokens")
 LLM, AGENT = "llm", "agent"
 ROLE_EVENT_TYPES = {TOOL: "tool_call", LLM: "llm_call", AGENT: "decision"}
 # The event type of a root agent span (an agent, chain or workflow span with no parent).
@@ -154,6 +155,26 @@ def role_from(get) -> str | None:
     return None
 
 
+def is_run_span(span: SpanRecord) -> bool:
+    """Whether a span is part of an agent run: an agent span (not a chain: LlamaIndex parses
+    documents in CHAIN spans), a tool call, or a model call other than an embedding (indexing
+    and start-up embeddings are background work)."""
+    role = span_role(span)
+    get = span.lookup.get
+    if role == TOOL:
+        return True
+    if role == AGENT:
+        kind = get("openinference.span.kind")
+        return not ((type(kind) is str and kind.upper() == "CHAIN") or get("langfuse.observation.type") == "chain")
+    if role != LLM:
+        return False
+    kind = get("openinference.span.kind")
+    operation = get("ai.operationId")
+    return not (get("gen_ai.operation.name") == "embeddings" or (type(kind) is str and kind.upper() == "EMBEDDING")
+                or get("langfuse.observation.type") == "embedding"
+                or (type(operation) is str and operation.endswith(".doEmbed")))
+
+
 def _vercel_role(operation: Any) -> str | None:
     if type(operation) is not str or not operation.startswith("ai."):
         return None
@@ -209,15 +230,17 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
         for key in keys:
             value = get(key)
             if value is not None and value != "":
-                event[name] = _count(value) if name != "model" else value
+                event[name] = count(value) if name != "model" else value
                 break
     if "tokens_in" not in event and "tokens_out" not in event:
-        event.update(_langfuse_usage(get("langfuse.observation.usage_details")))
+        event.update(langfuse_usage(get("langfuse.observation.usage_details")))
+    else:
+        usage_parts(event, get)
     uncounted = None
     if role == AGENT and ("tokens_in" in event or "tokens_out" in event):
         # An agent, chain or workflow span reports the usage of the model calls under it:
         # kept with the span, counted only on those calls (see usage.py).
-        uncounted = {k: event.pop(k) for k in ("tokens_in", "tokens_out") if k in event}
+        uncounted = {k: event.pop(k) for k in USAGE_FIELDS if k in event}
 
     input_data = span_input(span, prompts)
     output_data, reasoning = span_output(span, completions)
@@ -236,6 +259,8 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
         event["tool_call"] = tool_call
     if reasoning:
         event["decision_trace"] = {"reasoning": reasoning}
+    if role == TOOL and tool_call is not None:
+        read_tool_message(event)
     event["metadata"] = _metadata(span, other)
     if uncounted:
         event["metadata"][UNCOUNTED_USAGE] = uncounted
@@ -244,30 +269,6 @@ def span_to_event(span: SpanRecord, session_id: str) -> dict:
 
 # Event fields read from the first attribute present of several conventions.
 _FIRST_OF = (("model", MODEL_KEYS), ("tokens_in", TOKENS_IN_KEYS), ("tokens_out", TOKENS_OUT_KEYS))
-
-
-def _langfuse_usage(details: Any) -> dict:
-    """tokens_in/tokens_out from Langfuse's `usage_details` (a JSON object of counts)."""
-    if details is None:
-        return {}
-    details = parse_json(details)
-    if type(details) is not dict:
-        return {}
-    found = {}
-    for name, keys in (("tokens_in", _LANGFUSE_IN), ("tokens_out", _LANGFUSE_OUT)):
-        value = next((details[k] for k in keys if details.get(k) is not None), None)
-        if value is not None:
-            found[name] = _count(value)
-    return found
-
-
-def _count(value: Any) -> Any:
-    """A token count as an integer; anything else is passed on for validation to report."""
-    if type(value) is float and value.is_integer():
-        return int(value)
-    if type(value) is str and value.isdigit():
-        return int(value)
-    return value
 
 
 def _error(span: SpanRecord) -> dict | None:
@@ -289,6 +290,11 @@ def _error(span: SpanRecord) -> dict | None:
             fields["exception_type"] = exc_type
         if exception.get("exception.stacktrace"):
             fields["stacktrace"] = exception["exception.stacktrace"]
+    if not message and error_type == "tool_error":
+        # The MCP SDK's tool span when the tool answered a result marked isError: the call
+        # worked, the tool said it failed (its text is not on the span).
+        message = "the tool returned an error result" + (" (MCP isError)" if span.attributes.get("mcp.method.name")
+                                                         else "")
     if not message and error_type not in (None, ""):
         message = str(error_type)
     return {"error": str(message) if message else "span status ERROR", **fields}

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import orjson
 
-from obsctl.services.otlp.mapping import LLM, UNCOUNTED_USAGE, role_from, span_role
+from obsctl.services.otlp.mapping import LLM, UNCOUNTED_USAGE, USAGE_FIELDS, role_from, span_role
 from obsctl.services.otlp.wire import SpanRecord
 from obsctl.store import Store
 
@@ -57,12 +57,12 @@ def settle_usage(store: Store, records: Sequence[SpanRecord], raw: Sequence[dict
     if not parents:
         return 0
     retracted = []
-    for event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata in \
-            store.otlp.counted_usage(sorted(parents)):
+    for (event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata,
+         *parts) in store.otlp.counted_usage(sorted(parents)):
         meta = _loads(metadata)
         if "span_id" not in meta:  # not a span: an event sent to /events is left as it is
             continue
-        uncounted = {k: v for k, v in (("tokens_in", tokens_in), ("tokens_out", tokens_out)) if v is not None}
+        uncounted = {k: v for k, v in zip(USAGE_FIELDS, (tokens_in, tokens_out, *parts)) if v is not None}
         meta[UNCOUNTED_USAGE] = {**meta.get(UNCOUNTED_USAGE, {}), **uncounted}
         retracted.append((event_id, session_id, event_type, timestamp, model, tokens_in or 0,
                           tokens_out or 0, orjson.dumps(meta).decode()))

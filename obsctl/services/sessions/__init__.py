@@ -31,11 +31,15 @@ def session_view(row: dict, tags: dict[str, str] | None = None) -> dict:
         "metadata": loads_column(row["metadata"]),
         "total_tokens_in": row["total_tokens_in"],
         "total_tokens_out": row["total_tokens_out"],
+        "total_tokens_cache_read": row["total_tokens_cache_read"],
+        "total_tokens_cache_write": row["total_tokens_cache_write"],
+        "total_tokens_reasoning": row["total_tokens_reasoning"],
         "status": row["status"],
         "event_count": row["event_count"],
         "error_count": row["error_count"],
         "cost_usd": usd(row["cost_usd"]),
         "unpriced_calls": row["unpriced_calls"],
+        "background": bool(row["background"]),
         "tags": tags or {},
     }
 
@@ -50,6 +54,9 @@ def event_view(row: dict) -> dict:
         "model": row["model"],
         "tokens_in": row["tokens_in"],
         "tokens_out": row["tokens_out"],
+        "tokens_cache_read": row["tokens_cache_read"],
+        "tokens_cache_write": row["tokens_cache_write"],
+        "tokens_reasoning": row["tokens_reasoning"],
         "duration_ms": row["duration_ms"],
         "cost_usd": usd(row["cost_usd"]),
     }

@@ -191,7 +191,8 @@ def _parquet_chunks(rows: Iterable[tuple]) -> Iterator[bytes]:
     schema = pa.schema([
         ("event_id", pa.string()), ("session_id", pa.string()), ("event_type", pa.string()),
         ("timestamp", pa.timestamp("ms", tz="UTC")), ("model", pa.string()), ("agent_name", pa.string()),
-        ("tokens_in", pa.int64()), ("tokens_out", pa.int64()), ("duration_ms", pa.float64()),
+        ("tokens_in", pa.int64()), ("tokens_out", pa.int64()), ("tokens_cache_read", pa.int64()),
+        ("tokens_cache_write", pa.int64()), ("tokens_reasoning", pa.int64()), ("duration_ms", pa.float64()),
         ("input_data", pa.string()), ("output_data", pa.string()), ("tool_call", pa.string()),
         ("decision_trace", pa.string()), ("metadata", pa.string()), ("parent_id", pa.string()),
         ("status", pa.string()), ("total_tokens_in", pa.int64()), ("total_tokens_out", pa.int64()),

@@ -13,6 +13,7 @@ reads each into one role and one line of text: the words, or the tool call it ma
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from obsctl.jsonutil import dumps
@@ -112,3 +113,87 @@ def _call_text(call: Any) -> str:
                      next((call[k] for k in ("arguments", "input", "args") if k in call), None))
     shown = "" if arguments is None else arguments if isinstance(arguments, str) else dumps(arguments)
     return f"→ {name}({shown})"
+
+
+# Role names as the sources spell them -> the roles of a normalised message.
+_ROLES = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant",
+          "function": "tool", "ipython": "tool", "developer": "system"}
+
+
+def normalised(messages: list) -> list[dict]:
+    """Messages in one shape whatever the convention: `{"role": system|user|assistant|tool|...,
+    "content": text or null}`, with `"tool_calls": [{"name", "arguments"}]` when the message
+    calls tools and `"tool_call_id"` when it carries a tool's result."""
+    found = []
+    for message in messages:
+        shaped = _normalised(message)
+        if shaped is not None:
+            found.append(shaped)
+    return found
+
+
+def event_messages(input_data: Any, output_data: Any) -> list[dict] | None:
+    """The normalised conversation of one event: what it was sent, then what it replied; None
+    when its content holds no messages."""
+    said, replied = messages_of(input_data), messages_of(output_data)
+    if said is None and replied is None:
+        return None
+    return normalised(said or []) + normalised(replied or [])
+
+
+def _normalised(message: Any) -> dict | None:
+    if isinstance(message, str):
+        return {"role": "user", "content": message}
+    if not isinstance(message, dict):
+        return None
+    if isinstance(message.get("data"), dict) and message.get("type") in _LANGCHAIN_ROLES:
+        return _normalised({**message["data"], "role": _LANGCHAIN_ROLES[message["type"]]})
+    role = str(message.get("role") or message.get("type") or "message")
+    role = _ROLES.get(role, role)
+    texts: list[str] = []
+    calls: list[dict] = []
+    call_id = message.get("tool_call_id")
+    for key in ("content", "contents", "parts"):
+        content = message.get(key)
+        for part in [content] if isinstance(content, dict) else content if isinstance(content, list) else ():
+            if not isinstance(part, dict):
+                if isinstance(part, str):
+                    texts.append(part)
+                continue
+            kind = part.get("type")
+            if kind in _CALL_TYPES or (kind is None and "function" in part):
+                calls.append(_call(part))
+            elif kind in _RESULT_TYPES:
+                role = "tool"
+                call_id = call_id or part.get("id") or part.get("tool_use_id") or part.get("toolCallId")
+                texts.append(_part_text(part)[2:])
+            else:
+                text = _part_text(part)
+                if text:
+                    texts.append(text)
+        if isinstance(content, str):
+            texts.append(content)
+    calls += [_call(call) for call in message.get("tool_calls") or () if isinstance(call, dict)]
+    if isinstance(message.get("function_call"), dict):
+        calls.append(_call(message["function_call"]))
+    shaped: dict[str, Any] = {"role": role, "content": "\n".join(t for t in texts if t) or None}
+    if calls:
+        shaped["tool_calls"] = list({dumps(c): c for c in calls}.values())  # a call given twice is one
+    if call_id is not None:
+        shaped["tool_call_id"] = str(call_id)
+    return shaped
+
+
+def _call(call: dict) -> dict:
+    """{"name", "arguments"} of a tool call in any of the shapes above (arguments parsed when
+    they are JSON text)."""
+    import orjson
+
+    function = call.get("function") if isinstance(call.get("function"), dict) else call
+    name = function.get("name") or call.get("toolName") or call.get("name") or "tool"
+    arguments = next((function[k] for k in ("arguments", "input", "args") if k in function),
+                     next((call[k] for k in ("arguments", "input", "args") if k in call), None))
+    if isinstance(arguments, str):
+        with contextlib.suppress(orjson.JSONDecodeError):
+            arguments = orjson.loads(arguments)
+    return {"name": str(name), "arguments": arguments}

@@ -89,6 +89,19 @@ def format_duration(ms: float | None) -> str:
     return f"{format_elapsed(ms)[1:]} ({_num(ms)} ms)"
 
 
+def token_counts(summary: dict, number=str) -> str:
+    """`3,400 in (2,000 cache read, 1,000 cache write), 80 out (16 reasoning), 3,480 total`:
+    the parts only where there are some."""
+    def parts(*named: tuple[str, str]) -> str:
+        shown = [f"{number(summary[key])} {label}" for key, label in named if summary.get(key)]
+        return f" ({', '.join(shown)})" if shown else ""
+
+    return (f"{number(summary['tokens_in'])} in"
+            f"{parts(('tokens_cache_read', 'cache read'), ('tokens_cache_write', 'cache write'))}, "
+            f"{number(summary['tokens_out'])} out{parts(('tokens_reasoning', 'reasoning'))}, "
+            f"{number(summary['total_tokens'])} total")
+
+
 def _header(session: dict, summary: dict, tags: dict[str, str]) -> list[str]:
     errors = summary["error_count"]
     lines = [
@@ -100,8 +113,7 @@ def _header(session: dict, summary: dict, tags: dict[str, str]) -> list[str]:
         f"- **Ended:** {session['ended_at'] or 'not ended (active)'}",
         f"- **Duration:** {format_duration(summary['session_duration_ms'])}"
         + ("" if session["ended_at"] else " so far"),
-        (f"- **Tokens:** {_num(summary['tokens_in'])} in, {_num(summary['tokens_out'])} out, "
-         f"{_num(summary['total_tokens'])} total"),
+        f"- **Tokens:** {token_counts(summary, _num)}",
         (f"- **Events:** {_num(summary['event_count'])} "
          f"({_num(errors)} error{'' if errors == 1 else 's'})"),
     ]

@@ -18,6 +18,7 @@ import orjson
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import loads_column
 from obsctl.services.sessions import require_session
+from obsctl.services.sessions.conversation import event_messages
 from obsctl.services.sessions.fields import reasoning_text, tool_parts
 from obsctl.store import Store
 from obsctl.timeutil import now_iso
@@ -108,6 +109,10 @@ def _json_chunks(store: Store, session: dict) -> Iterator[bytes]:
             "output_data": _fragment(e["output_data"]),
             "tool_call": _fragment(e["tool_call"]),
             "decision_trace": _fragment(e["decision_trace"]),
+            "tokens_cache_read": e["tokens_cache_read"],
+            "tokens_cache_write": e["tokens_cache_write"],
+            "tokens_reasoning": e["tokens_reasoning"],
+            "messages": _messages(e["input_data"], e["output_data"]),
         }))
         if len(parts) >= EVENTS_PER_CHUNK:
             yield (b"," if total_events > len(parts) else b"") + b",".join(parts)
@@ -122,6 +127,14 @@ def _json_chunks(store: Store, session: dict) -> Iterator[bytes]:
         "total_duration_ms": round(total_duration, 3),
     }
     yield b'],"summary":' + dumps(summary) + b"}"
+
+
+def _messages(input_text: str | None, output_text: str | None) -> list | None:
+    """The event's normalised conversation; only content that may hold messages is parsed."""
+    if not any(t is not None and ('"role"' in t or '"messages"' in t or '"tool_calls"' in t)
+               for t in (input_text, output_text)):
+        return None
+    return event_messages(loads_column(input_text), loads_column(output_text))
 
 
 def csv_cell(value) -> str:

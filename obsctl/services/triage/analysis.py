@@ -94,7 +94,8 @@ def analyse_session(store, session_id: str, pricer) -> SessionAnalysis:
     steps = [step_of(i, row) for i, row in enumerate(store.triage.session_steps(session_id))]
     work = [s for s in steps if not s.lifecycle]
     errors = [s for s in work if s.is_error]
-    usage = usage_rows((s.event_type, s.model, s.is_error, 1, s.tokens_in, s.tokens_out) for s in work)
+    usage = usage_rows((s.event_type, s.model, s.is_error, 1, s.tokens_in, s.tokens_out, s.tokens_cache_read,
+                        s.tokens_cache_write, s.tokens_reasoning) for s in work)
     cost = cost_summary(usage, pricer)
     own = anomaly.session_metric_values(session, cost["total_usd"])
     baseline = anomaly.build_baseline(store, session, own, pricer, model_usage(usage), (len(work), len(errors)))

@@ -185,8 +185,8 @@ def build_baseline(store, session: dict, own_values: dict[str, float | None], pr
     if len(rows) < MIN_BASELINE_SESSIONS:
         return Baseline(since, until, len(rows), [], {})
     usage: dict[str, list] = {}
-    for session_id, model, tokens_in, tokens_out in store.triage.baseline_model_tokens(*args, BASELINE_CAP):
-        usage.setdefault(session_id, []).append((model, tokens_in, tokens_out))
+    for session_id, model, *tokens in store.triage.baseline_model_tokens(*args, BASELINE_CAP):
+        usage.setdefault(session_id, []).append((model, *tokens))
     runs = [changes.Run(r["session_id"], r["started_at"],
                         changes.config_of(usage.get(r["session_id"], ()), changes.release_of(r["metadata"])),
                         r["body_events"], r["error_events"], usage.get(r["session_id"], []))
@@ -214,7 +214,7 @@ def build_baseline(store, session: dict, own_values: dict[str, float | None], pr
                 chosen, basis = same, "configuration"
     model_tokens: dict[str, int] = {}
     for items in usage.values():
-        for model, tokens_in, tokens_out in items:
+        for model, tokens_in, tokens_out, *_ in items:
             if model is not None:
                 model_tokens[model] = model_tokens.get(model, 0) + tokens_in + tokens_out
     samples: dict[str, list[float]] = {name: [] for name in METRICS}

@@ -59,6 +59,10 @@ class Step:
     kind: str = ""
     slow: bool = False
     output_key: bytes | None = None  # what the step returned (tool output or output_data), canonical
+    # The cache read and write parts of tokens_in, the reasoning part of tokens_out.
+    tokens_cache_read: int | None = None
+    tokens_cache_write: int | None = None
+    tokens_reasoning: int | None = None
 
     @property
     def kind_key(self) -> tuple[str, str | None]:
@@ -69,10 +73,14 @@ class Step:
         return (self.timestamp, self.seq)
 
 
+# How many columns a stored event's row has (the store's STEP_COLUMNS); a query may add more.
+STEP_ROW_WIDTH = 17
+
+
 def step_of(index: int, row: tuple) -> Step:
     """The step of a stored event's row (store STEP_COLUMNS) at place `index`."""
     (seq, event_id, event_type, timestamp, model, tokens_in, tokens_out, duration_ms, output_data,
-     tool_call, decision_trace, tool_name, is_error, parent_id) = row[:14]
+     tool_call, decision_trace, tool_name, is_error, parent_id, cache_read, cache_write, reasoning) = row[:STEP_ROW_WIDTH]
     call = orjson.loads(tool_call) if tool_call is not None else None
     tool_key = tool_input = output_key = None
     if tool_name is not None:
@@ -87,7 +95,8 @@ def step_of(index: int, row: tuple) -> Step:
     step = Step(index, seq, event_id, event_type, timestamp, model, tokens_in, tokens_out,
                 None if duration_ms is None else float(duration_ms), tool_name, tool_key, tool_input,
                 bool(is_error), event_type in LIFECYCLE_TYPES, parent_id, output_data, decision_trace,
-                output_key=output_key)
+                output_key=output_key, tokens_cache_read=cache_read, tokens_cache_write=cache_write,
+                tokens_reasoning=reasoning)
     if step.is_error:
         output = orjson.loads(output_data) if output_data is not None else None
         message = error_message(output, call) or (main_text(output) if output else None)

@@ -31,6 +31,7 @@ from obsctl.services.triage.facts import (
     ENDS_READ,
     ERRORS_PLACED,
     SLOW_IDS,
+    STEP_ROW_WIDTH,
     LoopFinder,
     SessionAnalysis,
     SlowKind,
@@ -111,7 +112,7 @@ def _errors(store, session_id: str, types: list[str], steps: list[Step]) -> tupl
         step = step_of(places.get(row[0], -1), row)
         # Kept for the timeline's description and the cascades, not for loops or outputs.
         step.output_data = step.decision_trace = step.tool_key = step.output_key = None
-        successes_before.append(row[14])
+        successes_before.append(row[STEP_ROW_WIDTH])
         errors.append(step)
     return errors, successes_before
 
@@ -172,7 +173,7 @@ def analyse_long(store, session: dict, pricer) -> SessionAnalysis:
     step_count = sum(r[4] for r in breakdown)
     body_events = sum(r[4] for r in body)
     error_events = sum(r[4] for r in body if r[1])
-    usage = usage_rows((r[0], r[2], r[1], r[4], r[5], r[6]) for r in body)
+    usage = usage_rows((r[0], r[2], r[1], r[4], r[5], r[6], r[9], r[10], r[11]) for r in body)
     cost = cost_summary(usage, pricer)
     own = anomaly.session_metric_values(session, cost["total_usd"])
     baseline = anomaly.build_baseline(store, session, own, pricer, model_usage(usage), (body_events, error_events))
@@ -180,7 +181,7 @@ def analyse_long(store, session: dict, pricer) -> SessionAnalysis:
     durations: dict[tuple, list[float]] = {}
     tools: dict[str, ToolStats] = {}
     tool_durations: dict[str, list[float]] = {}
-    for event_type, is_error, _model, tool_name, events, *_, values in body:
+    for event_type, is_error, _model, tool_name, events, _, _, _, values, *_ in body:
         values = [float(v) for v in values]
         durations.setdefault((event_type, tool_name, bool(is_error)), []).extend(values)
         if tool_name is not None:

@@ -45,7 +45,8 @@ ORDER BY day
 
 _MODEL_USAGE = """
 SELECT model, SUM(event_count) AS calls, SUM(tokens_in), SUM(tokens_out),
-       SUM(duration_sum)::float8, SUM(duration_count)
+       SUM(duration_sum)::float8, SUM(duration_count), SUM(tokens_cache_read)::bigint,
+       SUM(tokens_cache_write)::bigint, SUM(tokens_reasoning)::bigint
 FROM event_stats
 WHERE model <> ''
 GROUP BY model
@@ -99,7 +100,8 @@ def sessions_by_day(conn: psycopg.Connection, since: str) -> list[tuple]:
 
 
 def model_usage(conn: psycopg.Connection) -> list[tuple]:
-    """(model, calls, tokens_in, tokens_out, duration_sum, duration_count), most calls first."""
+    """(model, calls, tokens_in, tokens_out, duration_sum, duration_count, cache read, cache
+    write, reasoning tokens), most calls first."""
     return conn.execute(_MODEL_USAGE).fetchall()
 
 

@@ -29,12 +29,14 @@ def window_sessions(conn: psycopg.Connection, agent: str | None, since: str,
 
 
 def window_model_tokens(conn: psycopg.Connection, agent: str | None, since: str,
-                        until: str) -> list[tuple[str, str | None, int, int]]:
-    """(session_id, model, tokens_in, tokens_out) per session started in [since, until) and
-    model, for the events that carry tokens."""
+                        until: str) -> list[tuple]:
+    """(session_id, model, tokens_in, tokens_out, cache read, cache write, reasoning) per
+    session started in [since, until) and model, for the events that carry tokens."""
     where, params = _where(agent)
     return conn.execute(
-        f"""SELECT e.session_id, e.model, COALESCE(SUM(e.tokens_in), 0)::bigint, COALESCE(SUM(e.tokens_out), 0)::bigint
+        f"""SELECT e.session_id, e.model, COALESCE(SUM(e.tokens_in), 0)::bigint, COALESCE(SUM(e.tokens_out), 0)::bigint,
+        COALESCE(SUM(e.tokens_cache_read), 0)::bigint, COALESCE(SUM(e.tokens_cache_write), 0)::bigint,
+        COALESCE(SUM(e.tokens_reasoning), 0)::bigint
         FROM sessions s JOIN events e ON e.session_id = s.session_id
         WHERE {where} AND (e.tokens_in > 0 OR e.tokens_out > 0)
         GROUP BY e.session_id, e.model""", [*params, since, until]).fetchall()

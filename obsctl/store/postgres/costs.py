@@ -9,9 +9,10 @@ import psycopg
 from obsctl.store import cost_sql
 
 _NOW = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-_RECORD, _REPRICED, _SET_MODEL_COSTS, _SESSION_COSTS = (
+_RECORD, _REPRICED, _SET_MODEL_COSTS, _SESSION_COSTS, _UNSPLIT_USAGE, _SET_USAGE_PARTS = (
     sql.format(p="%s", now=_NOW) for sql in (cost_sql.RECORD, cost_sql.REPRICED, cost_sql.SET_MODEL_COSTS,
-                                            cost_sql.SESSION_COSTS))
+                                            cost_sql.SESSION_COSTS, cost_sql.UNSPLIT_USAGE,
+                                            cost_sql.SET_USAGE_PARTS))
 
 
 def record_prices(conn: psycopg.Connection, prices: str) -> None:
@@ -30,14 +31,27 @@ def stored_models(conn: psycopg.Connection) -> list[str]:
     return [r[0] for r in conn.execute(cost_sql.STORED_MODELS)]
 
 
-def set_model_costs(conn: psycopg.Connection, model: str, input_per_token: float | None,
-                    output_per_token: float | None) -> int:
-    """Recost the events of `model` (NULL when its prices are None); returns how many."""
-    return conn.execute(_SET_MODEL_COSTS, [input_per_token, output_per_token, model]).rowcount
+def set_model_costs(conn: psycopg.Connection, model: str, rates: tuple | None) -> int:
+    """Recost the events of `model` at `rates` (services/pricing.ModelPrice.rates(); NULL costs
+    when None); returns how many."""
+    return conn.execute(_SET_MODEL_COSTS, [*(rates or (None,) * 5), model]).rowcount
+
+
+def unsplit_usage(conn: psycopg.Connection, after_id: int, limit: int) -> list[tuple]:
+    """(id, event_id, tokens_in, tokens_out, metadata) of up to `limit` counted events after
+    `after_id` with no cache or reasoning counts whose kept span attributes may hold some."""
+    return conn.execute(_UNSPLIT_USAGE, [after_id, *cost_sql.UNSPLIT_PATTERNS, limit]).fetchall()
+
+
+def set_usage_parts(conn: psycopg.Connection, rows: list[tuple]) -> None:
+    """Set (cache read, cache write, reasoning, event_id) of some events."""
+    with conn.cursor() as cur:
+        cur.executemany(_SET_USAGE_PARTS, rows)
 
 
 def recount_session_costs(conn: psycopg.Connection) -> int:
-    """Every session's cost_usd and unpriced_calls again from its events; returns how many."""
+    """Every session's cost_usd, unpriced_calls and cache and reasoning token totals again from
+    its events; returns how many."""
     return conn.execute(_SESSION_COSTS).rowcount
 
 

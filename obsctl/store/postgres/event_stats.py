@@ -9,7 +9,8 @@ import obsctl.store.event_stats_sql as event_stats_sql
 
 # Typed arrays, one per column of event_stats_sql.COLUMNS.
 _ADD = (f"{event_stats_sql.INSERT} SELECT * FROM unnest(%s::text[], %s::int[], %s::text[], %s::bigint[], "
-        f"%s::bigint[], %s::bigint[], %s::numeric[], %s::bigint[], %s::float8[], %s::bigint[], %s::bigint[]) "
+        f"%s::bigint[], %s::bigint[], %s::numeric[], %s::bigint[], %s::float8[], %s::bigint[], %s::bigint[], "
+        f"%s::bigint[], %s::bigint[], %s::bigint[]) "
         f"{event_stats_sql.ADD}")
 _REBUILD = event_stats_sql.of_events()
 

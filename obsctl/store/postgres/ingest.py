@@ -32,15 +32,18 @@ _ADD_TO_SESSIONS = """
 INSERT INTO sessions AS s (session_id, agent_name, started_at, status, total_tokens_in,
                            total_tokens_out, event_count, error_count, total_duration_ms,
                            last_event_at, body_events, error_events, cost_usd, unpriced_calls,
+                           total_tokens_cache_read, total_tokens_cache_write, total_tokens_reasoning,
                            last_seen_at)
 SELECT v.session_id, v.agent_name, v.started_at, 'active', v.tokens_in, v.tokens_out, v.events,
        v.errors, v.duration, v.last_event_at, v.body_events, v.error_events, v.cost_usd, v.unpriced,
+       v.cache_read, v.cache_write, v.reasoning,
        to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::bigint[],
             %s::bigint[], %s::float8[], %s::text[], %s::bigint[], %s::bigint[], %s::float8[],
-            %s::bigint[])
+            %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[])
      AS v(session_id, agent_name, started_at, tokens_in, tokens_out, events, errors, duration,
-          last_event_at, body_events, error_events, cost_usd, unpriced)
+          last_event_at, body_events, error_events, cost_usd, unpriced, cache_read, cache_write,
+          reasoning)
 ON CONFLICT (session_id) DO UPDATE SET
     total_tokens_in = s.total_tokens_in + excluded.total_tokens_in,
     total_tokens_out = s.total_tokens_out + excluded.total_tokens_out,
@@ -52,6 +55,9 @@ ON CONFLICT (session_id) DO UPDATE SET
     cost_usd = CASE WHEN excluded.cost_usd IS NULL THEN s.cost_usd
                     ELSE COALESCE(s.cost_usd, 0) + excluded.cost_usd END,
     unpriced_calls = s.unpriced_calls + excluded.unpriced_calls,
+    total_tokens_cache_read = s.total_tokens_cache_read + excluded.total_tokens_cache_read,
+    total_tokens_cache_write = s.total_tokens_cache_write + excluded.total_tokens_cache_write,
+    total_tokens_reasoning = s.total_tokens_reasoning + excluded.total_tokens_reasoning,
     started_at = LEAST(s.started_at, excluded.started_at),
     last_event_at = GREATEST(COALESCE(s.last_event_at, ''), excluded.last_event_at),
     agent_name = CASE WHEN s.agent_name = 'unknown' THEN excluded.agent_name ELSE s.agent_name END,

@@ -174,3 +174,18 @@ def m040(conn: psycopg.Connection) -> None:
             cost_usd, unpriced_calls
             ON sessions FOR EACH ROW EXECUTE FUNCTION obsctl_session_stats();
     """)
+
+
+def m031(conn: psycopg.Connection) -> None:
+    # SQLite's m031: cache read, cache write and reasoning tokens per event, session and rollup row.
+    columns = ("tokens_cache_read", "tokens_cache_write", "tokens_reasoning")
+    conn.execute("ALTER TABLE events " + ", ".join(f"ADD COLUMN {c} BIGINT" for c in columns))
+    conn.execute("ALTER TABLE sessions " + ", ".join(f"ADD COLUMN total_{c} BIGINT NOT NULL DEFAULT 0"
+                                                     for c in columns))
+    conn.execute("ALTER TABLE event_stats " + ", ".join(f"ADD COLUMN {c} BIGINT NOT NULL DEFAULT 0"
+                                                        for c in columns))
+
+
+def m032(conn: psycopg.Connection) -> None:
+    # SQLite's m032: background sessions (work outside any agent run).
+    conn.execute("ALTER TABLE sessions ADD COLUMN background SMALLINT NOT NULL DEFAULT 0")

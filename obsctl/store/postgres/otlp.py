@@ -103,7 +103,7 @@ def move_trace_events(conn: psycopg.Connection, trace_id: str, from_session: str
     agent, metadata = source if source else ("unknown", None)
     # The target session is created or credited first: events may only point at a session.
     event_store.write_batch(conn, [], [(to_session, agent, first, tokens_in, tokens_out, count,
-                                        errors, duration, last, body, body_errors, None, 0)], [], [], {})
+                                        errors, duration, last, body, body_errors, None, 0, 0, 0, 0)], [], [], {})
     conn.execute("UPDATE sessions SET metadata = %s WHERE session_id = %s AND metadata IS NULL",
                  [metadata, to_session])
     conn.execute("UPDATE events SET session_id = %s WHERE event_id >= %s AND event_id < %s "
@@ -141,6 +141,16 @@ def set_session_agents(conn: psycopg.Connection, pairs: Iterable[tuple[str, str]
     if pairs:
         with conn.cursor() as cur:
             cur.executemany("UPDATE sessions SET agent_name = %s WHERE session_id = %s", pairs)
+
+
+def mark_background(conn: psycopg.Connection, runs: Sequence[str],
+                    quiet: Sequence[tuple[str, int]]) -> None:
+    """Sessions `runs` hold an agent run's span: not background work. Each (session_id, n) of
+    `quiet` is background work when its n events of the request are all it has."""
+    with conn.cursor() as cur:
+        cur.executemany("UPDATE sessions SET background = 0 WHERE session_id = %s AND background = 1",
+                        [(s,) for s in runs])
+        cur.executemany("UPDATE sessions SET background = 1 WHERE session_id = %s AND event_count = %s", quiet)
 
 
 def lock_traces(conn: psycopg.Connection, trace_ids: Sequence[str]) -> None:
@@ -187,12 +197,14 @@ def failed_children(conn: psycopg.Connection, parent_ids: Sequence[str]) -> set[
 
 
 def counted_usage(conn: psycopg.Connection, event_ids: Sequence[str]) -> list[tuple]:
-    """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata)
-    of the stored events among `event_ids` whose token counts are counted."""
+    """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata,
+    tokens_cache_read, tokens_cache_write, tokens_reasoning) of the stored events among
+    `event_ids` whose token counts are counted."""
     if not event_ids:
         return []
     return conn.execute(
-        "SELECT event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata "
+        "SELECT event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata, "
+        "tokens_cache_read, tokens_cache_write, tokens_reasoning "
         "FROM events WHERE event_id = ANY(%s::text[]) "
         "AND (tokens_in IS NOT NULL OR tokens_out IS NOT NULL) ORDER BY event_id",
         [list(event_ids)]).fetchall()
@@ -205,7 +217,8 @@ def retract_usage(conn: psycopg.Connection, rows: Sequence[tuple]) -> None:
     # The events leave the rollup as they are and come back without their usage.
     conn.execute(event_stats_sql.of_events("WHERE event_id = ANY(%s)", subtract=True, ordered=True), ids)
     with conn.cursor() as cur:
-        cur.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, cost_usd = NULL, metadata = %s "
+        cur.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, tokens_cache_read = NULL, "
+                        "tokens_cache_write = NULL, tokens_reasoning = NULL, cost_usd = NULL, metadata = %s "
                         "WHERE event_id = %s AND timestamp = %s", [(r[7], r[0], r[3]) for r in rows])
         cur.executemany("UPDATE sessions SET total_tokens_in = total_tokens_in - %s, "
                         "total_tokens_out = total_tokens_out - %s WHERE session_id = %s",

@@ -57,6 +57,8 @@ from obsctl.store.postgres.migrations_late import (
     m027,
     m028,
     m029,
+    m031,
+    m032,
     m039,
     m040,
 )
@@ -84,6 +86,8 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m018_dashboard_secret", m018),
     ("m019_change_acks", m019),
     ("m020_events_ingest_order", m020),
+    # Before m021, as on SQLite (obsctl/store/sqlite/schema.py says why).
+    ("m031_cache_and_reasoning_tokens", m031),
     ("m021_session_costs", m021),
     ("m022_event_search", m022),
     ("m024_session_filter_indexes", m024),
@@ -93,6 +97,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m028_session_breakdown_order", m028),
     ("m039_event_stats_costs", m039),
     ("m040_session_stats_costs", m040),
+    ("m032_background_sessions", m032),
 ]
 
 

@@ -29,12 +29,14 @@ _SQLITE_SCAN_ORDER = ("s.agent_name, s.started_at, s.session_id, e.event_type, e
 
 
 def _grouping(since: str, until: str, agent: str | None) -> tuple[str, str, list]:
-    """(group expression, WHERE clause over sessions `s`, parameters)."""
+    """(group expression, WHERE clause over sessions `s`, parameters); background sessions
+    (work outside any agent run) are left out."""
     if agent is None:
-        return "s.agent_name", "s.started_at >= %s AND s.started_at < %s", [since, until]
+        return "s.agent_name", "s.background = 0 AND s.started_at >= %s AND s.started_at < %s", [since, until]
     origin_ms = int(parse_ts(since).timestamp() * 1000)
     return (f"(({_EPOCH_MS} - {origin_ms}::bigint) / {_DAY_MS}::bigint)",
-            "s.agent_name = %s AND s.started_at >= %s AND s.started_at < %s", [agent, since, until])
+            "s.background = 0 AND s.agent_name = %s AND s.started_at >= %s AND s.started_at < %s",
+            [agent, since, until])
 
 
 def session_totals(conn: psycopg.Connection, since: str, until: str,

@@ -40,7 +40,9 @@ ORDER BY started_at DESC LIMIT %s
 # Grouped rows come in the order SQLite's GROUP BY gives them (sorted, NULL first).
 # SUM over BIGINT is NUMERIC on PostgreSQL: the store's loader reads a whole one as an int.
 _BASELINE_MODEL_TOKENS = f"""
-SELECT e.session_id, e.model, COALESCE(SUM(e.tokens_in), 0), COALESCE(SUM(e.tokens_out), 0)
+SELECT e.session_id, e.model, COALESCE(SUM(e.tokens_in), 0), COALESCE(SUM(e.tokens_out), 0),
+       COALESCE(SUM(e.tokens_cache_read), 0), COALESCE(SUM(e.tokens_cache_write), 0),
+       COALESCE(SUM(e.tokens_reasoning), 0)
 FROM events e
 WHERE e.session_id IN ({_BASELINE_IDS})
   AND (e.tokens_in > 0 OR e.tokens_out > 0)
@@ -80,9 +82,9 @@ def baseline_sessions(conn: psycopg.Connection, agent: str, since: str, until: s
 
 
 def baseline_model_tokens(conn: psycopg.Connection, agent: str, since: str, until: str,
-                          exclude: str, cap: int) -> list[tuple[str, str | None, int, int]]:
-    """(session_id, model, tokens_in, tokens_out) per baseline session and model, for events
-    that carry tokens."""
+                          exclude: str, cap: int) -> list[tuple]:
+    """(session_id, model, tokens_in, tokens_out, cache read, cache write, reasoning) per
+    baseline session and model, for events that carry tokens."""
     return conn.execute(_BASELINE_MODEL_TOKENS, [agent, since, until, exclude, cap]).fetchall()
 
 
@@ -101,7 +103,7 @@ def recent_session_ids(conn: psycopg.Connection, *, limit: int, min_events: int,
                        until: str | None = None) -> tuple[list[str], int]:
     """The `limit` most recently started sessions with at least `min_events` events (newest
     first) and how many sessions match in all."""
-    where, params = "WHERE event_count >= %s", [min_events]
+    where, params = "WHERE event_count >= %s AND background = 0", [min_events]
     if agent is not None:
         where += " AND agent_name = %s"
         params.append(agent)
@@ -195,7 +197,7 @@ _LONG = long_sql.Dialect(
 def session_breakdown(conn: psycopg.Connection, session_id: str) -> list[tuple]:
     """As obsctl/store/sqlite/triage.session_breakdown."""
     rows = conn.execute(long_sql.breakdown(_LONG), [session_id]).fetchall()
-    return [(*row[:8], row[8] or []) for row in rows]
+    return [(*row[:8], row[8] or [], *row[9:]) for row in rows]
 
 
 def session_error_rows(conn: psycopg.Connection, session_id: str, event_types: list[str],

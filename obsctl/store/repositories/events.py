@@ -75,6 +75,10 @@ class OtlpRepository(Protocol):
         """The parent span event ids with a stored child that failed, or that failed because of
         its own child."""
 
+    def mark_background(self, runs: Sequence[str], quiet: Sequence[tuple[str, int]]) -> None:
+        """Sessions `runs` hold an agent run's span: not background work. Each (session_id, n)
+        of `quiet` is background work when its n events of the request are all it has."""
+
     def counted_usage(self, event_ids: Sequence[str]) -> list[tuple]:
         """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata)
         of the stored events among `event_ids` whose token counts are counted."""
@@ -115,12 +119,20 @@ class CostsRepository(Protocol):
     def stored_models(self) -> list[str]:
         """The models named by stored events, in order."""
 
-    def set_model_costs(self, model: str, input_per_token: float | None,
-                        output_per_token: float | None) -> int:
-        """Recost the events of `model` (NULL when its prices are None); returns how many."""
+    def set_model_costs(self, model: str, rates: tuple | None) -> int:
+        """Recost the events of `model` at `rates` (input, cache read, cache write, output and
+        reasoning per token; NULL costs when None); returns how many."""
+
+    def unsplit_usage(self, after_id: int, limit: int) -> list[tuple]:
+        """(id, event_id, tokens_in, tokens_out, metadata) of up to `limit` counted events after
+        `after_id` with no cache or reasoning counts whose kept span attributes may hold some."""
+
+    def set_usage_parts(self, rows: list[tuple]) -> None:
+        """Set (cache read, cache write, reasoning, event_id) of some events."""
 
     def recount_session_costs(self) -> int:
-        """Every session's cost_usd and unpriced_calls again from its events; returns how many."""
+        """Every session's cost_usd, unpriced_calls and cache and reasoning token totals again
+        from its events; returns how many."""
 
     def recount_rollup_costs(self) -> None:
         """The event_stats rollup (with its costs) again from the events."""

@@ -146,8 +146,9 @@ class ChangesRepository(Protocol):
         """The sessions started in [since, until), of one agent or all, by agent then start."""
 
     def window_model_tokens(self, agent: str | None, since: str,
-                            until: str) -> list[tuple[str, str | None, int, int]]:
-        """(session_id, model, tokens_in, tokens_out) per session of the window and model."""
+                            until: str) -> list[tuple]:
+        """(session_id, model, tokens_in, tokens_out, cache read, cache write, reasoning) per
+        session of the window and model."""
 
     def llm_durations(self, session_ids: list[str]) -> list[float]:
         """The durations of the successful llm_call events of these sessions, sorted."""

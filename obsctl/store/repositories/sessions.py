@@ -121,8 +121,9 @@ class TriageRepository(Protocol):
         """Totals of the baseline sessions, newest first."""
 
     def baseline_model_tokens(self, agent: str, since: str, until: str, exclude: str,
-                              cap: int) -> list[tuple[str, str | None, int, int]]:
-        """(session_id, model, tokens_in, tokens_out) per baseline session and model."""
+                              cap: int) -> list[tuple]:
+        """(session_id, model, tokens_in, tokens_out, cache read, cache write, reasoning) per
+        baseline session and model."""
 
     def baseline_durations(self, session_ids: list[str]) -> dict[tuple[str, str | None], list[float]]:
         """{(event_type, tool_name): sorted durations} of these sessions' successful events."""

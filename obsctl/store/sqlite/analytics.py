@@ -57,7 +57,8 @@ ORDER BY day
 
 _MODEL_USAGE = """
 SELECT model, SUM(event_count) AS calls, SUM(tokens_in), SUM(tokens_out),
-       SUM(duration_sum), SUM(duration_count)
+       SUM(duration_sum), SUM(duration_count), SUM(tokens_cache_read), SUM(tokens_cache_write),
+       SUM(tokens_reasoning)
 FROM event_stats
 WHERE model <> ''
 GROUP BY model
@@ -108,7 +109,8 @@ def sessions_by_day(db: sqlite_utils.Database, since: str) -> list[tuple]:
 
 
 def model_usage(db: sqlite_utils.Database) -> list[tuple]:
-    """(model, calls, tokens_in, tokens_out, duration_sum, duration_count), most calls first."""
+    """(model, calls, tokens_in, tokens_out, duration_sum, duration_count, cache read, cache
+    write, reasoning tokens), most calls first."""
     return db.conn.execute(_MODEL_USAGE).fetchall()
 
 

@@ -36,7 +36,8 @@ _REBUILD = event_stats_sql.of_events()
 def add_totals(conn: sqlite3.Connection, totals: dict[tuple, list]) -> None:
     """Add a batch's totals to the rollup (inside the ingest transaction): (event_type, hour,
     model or '') -> the MEASURES of store/event_stats_sql.py (events, tokens in, tokens out,
-    duration sum, durations counted, cost, priced calls, unpriced calls)."""
+    duration sum, durations counted, cost, priced calls, unpriced calls, cache read, cache write
+    and reasoning tokens)."""
     bulk.execute_rows(conn, event_stats_sql.INSERT, bulk.placeholders(len(event_stats_sql.COLUMNS)),
                       [(*key, *acc) for key, acc in totals.items()], event_stats_sql.ADD)
 

@@ -25,9 +25,10 @@ _EVENT_ROW = bulk.placeholders(len(EVENT_COLUMNS))
 _INSERT_SESSIONS = """
 INSERT INTO sessions (session_id, agent_name, started_at, status, total_tokens_in,
                       total_tokens_out, event_count, error_count, total_duration_ms, last_event_at,
-                      body_events, error_events, cost_usd, unpriced_calls, last_seen_at)"""
+                      body_events, error_events, cost_usd, unpriced_calls, total_tokens_cache_read,
+                      total_tokens_cache_write, total_tokens_reasoning, last_seen_at)"""
 # last_seen_at: the server's clock (when the session last received an event).
-_SESSION_ROW = "(?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+_SESSION_ROW = "(?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
 _ADD_TO_SESSIONS = """
 ON CONFLICT(session_id) DO UPDATE SET
     total_tokens_in = total_tokens_in + excluded.total_tokens_in,
@@ -40,6 +41,9 @@ ON CONFLICT(session_id) DO UPDATE SET
     cost_usd = CASE WHEN excluded.cost_usd IS NULL THEN sessions.cost_usd
                     ELSE COALESCE(sessions.cost_usd, 0) + excluded.cost_usd END,
     unpriced_calls = unpriced_calls + excluded.unpriced_calls,
+    total_tokens_cache_read = total_tokens_cache_read + excluded.total_tokens_cache_read,
+    total_tokens_cache_write = total_tokens_cache_write + excluded.total_tokens_cache_write,
+    total_tokens_reasoning = total_tokens_reasoning + excluded.total_tokens_reasoning,
     started_at = MIN(started_at, excluded.started_at),
     last_event_at = MAX(COALESCE(last_event_at, ''), excluded.last_event_at),
     agent_name = CASE WHEN sessions.agent_name = 'unknown' THEN excluded.agent_name
@@ -107,7 +111,8 @@ def write_batch(
     was skipped, so session totals never count a duplicate).
 
     session_deltas: (session_id, agent_name, started_at, tokens_in, tokens_out, events,
-    errors, duration_ms, last_event_at, body_events, error_events, cost_usd, unpriced_calls),
+    errors, duration_ms, last_event_at, body_events, error_events, cost_usd, unpriced_calls,
+    cache read, cache write and reasoning tokens),
     body_events and error_events counting only the events other than session_start/session_end,
     cost_usd None when no event of the batch was priced; starts: (agent_name, metadata_json, timestamp,
     session_id); ends: (ended_at, status, final_tokens_in, final_tokens_out, session_id).

@@ -199,3 +199,21 @@ def m040_session_stats_costs(db):
     for name, event, when, body in triggers:
         db.execute(f"DROP TRIGGER session_stats_{name}")
         db.execute(f"CREATE TRIGGER session_stats_{name} AFTER {event} ON sessions {when} BEGIN {body} END")
+
+
+def m031_cache_and_reasoning_tokens(db):
+    # Issue 33: cache read, cache write and reasoning tokens per event (each a part of
+    # tokens_in or tokens_out, priced at its own rate), summed per session and in the
+    # event_stats rollup. Stored events keep NULL; `obsctl db reprice` recounts them from the
+    # span attributes kept in their metadata.
+    for column in ("tokens_cache_read", "tokens_cache_write", "tokens_reasoning"):
+        db.execute(f"ALTER TABLE events ADD COLUMN {column} INTEGER")
+        db.execute(f"ALTER TABLE sessions ADD COLUMN total_{column} INTEGER NOT NULL DEFAULT 0")
+        db.execute(f"ALTER TABLE event_stats ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+
+
+def m032_background_sessions(db):
+    # Issue 33: work outside any agent run (a trace of indexing or start-up embeddings, with no
+    # agent span and no model or tool call) is a background session: kept and shown, left out
+    # of triage batch and scorecards. Set by OTLP ingest (services/otlp); 0 for everything else.
+    db.execute("ALTER TABLE sessions ADD COLUMN background INTEGER NOT NULL DEFAULT 0")

@@ -79,7 +79,7 @@ def move_trace_events(db: sqlite_utils.Database, trace_id: str, from_session: st
     agent, metadata = source if source else ("unknown", None)
     # The target session is created or credited first: events may only point at a session.
     event_store.write_batch(db, [], [(to_session, agent, first, tokens_in, tokens_out, count,
-                                      errors, duration, last, body, body_errors, None, 0)], [], [], {})
+                                      errors, duration, last, body, body_errors, None, 0, 0, 0, 0)], [], [], {})
     conn.execute("UPDATE sessions SET metadata = ? WHERE session_id = ? AND metadata IS NULL",
                  [metadata, to_session])
     conn.execute("UPDATE events SET session_id = ? WHERE event_id >= ? AND event_id < ? "
@@ -92,7 +92,7 @@ def move_trace_events(db: sqlite_utils.Database, trace_id: str, from_session: st
                                  "body_errors": body_errors, "sid": from_session})
     else:
         conn.execute("DELETE FROM sessions WHERE session_id = ?", [from_session])
-    # Costs move with the events: both sessions' sums again from what each now holds.
+    # Costs and cache tokens move with the events: both sessions' sums again from what each now holds.
     costs.recount_costs(conn, [to_session, from_session] if remaining else [to_session])
     return count
 
@@ -117,6 +117,16 @@ def session_agents(db: sqlite_utils.Database, session_ids: Sequence[str]) -> dic
 def set_session_agents(db: sqlite_utils.Database, pairs: Iterable[tuple[str, str]]) -> None:
     """Set (agent_name, session_id)."""
     db.conn.executemany("UPDATE sessions SET agent_name = ? WHERE session_id = ?", pairs)
+
+
+def mark_background(db: sqlite_utils.Database, runs: Sequence[str],
+                    quiet: Sequence[tuple[str, int]]) -> None:
+    """Sessions `runs` hold an agent run's span: not background work. Each (session_id, n) of
+    `quiet` is background work when its n events of the request are all it has."""
+    conn = db.conn
+    conn.executemany("UPDATE sessions SET background = 0 WHERE session_id = ? AND background = 1",
+                     [(s,) for s in runs])
+    conn.executemany("UPDATE sessions SET background = 1 WHERE session_id = ? AND event_count = ?", quiet)
 
 
 def lock_traces(db: sqlite_utils.Database, trace_ids: Sequence[str]) -> None:
@@ -165,14 +175,16 @@ def failed_children(db: sqlite_utils.Database, parent_ids: Sequence[str]) -> set
 
 
 def counted_usage(db: sqlite_utils.Database, event_ids: Sequence[str]) -> list[tuple]:
-    """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata)
-    of the stored events among `event_ids` whose token counts are counted."""
+    """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata,
+    tokens_cache_read, tokens_cache_write, tokens_reasoning) of the stored events among
+    `event_ids` whose token counts are counted."""
     found: list[tuple] = []
     conn = db.conn
     for start in range(0, len(event_ids), _CHUNK):
         chunk = event_ids[start:start + _CHUNK]
         found.extend(conn.execute(
-            f"SELECT event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata "
+            f"SELECT event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata, "
+            f"tokens_cache_read, tokens_cache_write, tokens_reasoning "
             f"FROM events WHERE event_id IN ({','.join('?' * len(chunk))}) "
             f"AND (tokens_in IS NOT NULL OR tokens_out IS NOT NULL) ORDER BY event_id", chunk).fetchall())
     return found
@@ -182,14 +194,16 @@ def retract_usage(db: sqlite_utils.Database, rows: Sequence[tuple]) -> None:
     """Stop counting the usage of some events: (event_id, session_id, event_type, timestamp,
     model, tokens_in, tokens_out, metadata) as counted_usage read them (counts 0 for none),
     with the metadata to store. Their token and cost columns become NULL and the counts are
-    taken off their sessions' totals (costs recounted) and the event_stats rollup."""
+    taken off their sessions' totals (costs and cache tokens recounted) and the event_stats rollup."""
     conn = db.conn
     # The events leave the rollup as they are and come back without their usage.
     chunks = [[r[0] for r in rows[i:i + _CHUNK]] for i in range(0, len(rows), _CHUNK)]
     for chunk in chunks:
         conn.execute(event_stats_sql.of_events(f"WHERE event_id IN ({','.join('?' * len(chunk))})",
                                                subtract=True), chunk)
-    conn.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, cost_usd = NULL, metadata = ? WHERE event_id = ?",
+    conn.executemany("UPDATE events SET tokens_in = NULL, tokens_out = NULL, tokens_cache_read = NULL, "
+                     "tokens_cache_write = NULL, tokens_reasoning = NULL, cost_usd = NULL, metadata = ? "
+                     "WHERE event_id = ?",
                      [(r[7], r[0]) for r in rows])
     for chunk in chunks:
         conn.execute(event_stats_sql.of_events(f"WHERE event_id IN ({','.join('?' * len(chunk))})", add=True),

@@ -30,6 +30,9 @@ _ORDER = (
     late.m018_dashboard_secret,
     late.m019_change_acks,
     late.m020_events_ingest_order,
+    # Before m021: m021 and m039 fill costs and the rollup with the SQL of today, which reads
+    # these columns. A database past m040 applies it last.
+    late.m031_cache_and_reasoning_tokens,
     late.m021_session_costs,
     late.m022_event_search,
     late.m024_session_filter_indexes,
@@ -39,6 +42,7 @@ _ORDER = (
     late.m028_session_breakdown_order,
     late.m039_event_stats_costs,
     late.m040_session_stats_costs,
+    late.m032_background_sessions,
 )
 for _migration in _ORDER:
     migrations()(_migration)

@@ -26,12 +26,14 @@ _EPOCH_MS = ("(CAST(strftime('%s', s.started_at) AS INTEGER) * 1000 "
 
 
 def _grouping(since: str, until: str, agent: str | None) -> tuple[str, str, list]:
-    """(group expression, WHERE clause over sessions `s`, parameters)."""
+    """(group expression, WHERE clause over sessions `s`, parameters); background sessions
+    (work outside any agent run) are left out."""
     if agent is None:
-        return "s.agent_name", "s.started_at >= ? AND s.started_at < ?", [since, until]
+        return "s.agent_name", "s.background = 0 AND s.started_at >= ? AND s.started_at < ?", [since, until]
     origin_ms = int(parse_ts(since).timestamp() * 1000)
     return (f"(({_EPOCH_MS} - {origin_ms}) / {_DAY_MS})",
-            "s.agent_name = ? AND s.started_at >= ? AND s.started_at < ?", [agent, since, until])
+            "s.background = 0 AND s.agent_name = ? AND s.started_at >= ? AND s.started_at < ?",
+            [agent, since, until])
 
 
 def session_totals(db: sqlite_utils.Database, since: str, until: str,

@@ -39,7 +39,9 @@ ORDER BY started_at DESC LIMIT ?
 """
 
 _BASELINE_MODEL_TOKENS = f"""
-SELECT e.session_id, e.model, COALESCE(SUM(e.tokens_in), 0), COALESCE(SUM(e.tokens_out), 0)
+SELECT e.session_id, e.model, COALESCE(SUM(e.tokens_in), 0), COALESCE(SUM(e.tokens_out), 0),
+       COALESCE(SUM(e.tokens_cache_read), 0), COALESCE(SUM(e.tokens_cache_write), 0),
+       COALESCE(SUM(e.tokens_reasoning), 0)
 FROM events e
 WHERE e.session_id IN ({_BASELINE_IDS})
   AND (e.tokens_in > 0 OR e.tokens_out > 0)
@@ -83,9 +85,9 @@ def baseline_sessions(db: sqlite_utils.Database, agent: str, since: str, until: 
 
 
 def baseline_model_tokens(db: sqlite_utils.Database, agent: str, since: str, until: str,
-                          exclude: str, cap: int) -> list[tuple[str, str | None, int, int]]:
-    """(session_id, model, tokens_in, tokens_out) per baseline session and model, for events
-    that carry tokens."""
+                          exclude: str, cap: int) -> list[tuple]:
+    """(session_id, model, tokens_in, tokens_out, cache read, cache write, reasoning) per
+    baseline session and model, for events that carry tokens."""
     return db.conn.execute(_BASELINE_MODEL_TOKENS, [agent, since, until, exclude, cap]).fetchall()
 
 
@@ -104,8 +106,9 @@ def recent_session_ids(db: sqlite_utils.Database, *, limit: int, min_events: int
                        agent: str | None, since: str | None = None,
                        until: str | None = None) -> tuple[list[str], int]:
     """The `limit` most recently started sessions with at least `min_events` events (newest
-    first) and how many sessions match in all."""
-    where, params = "WHERE event_count >= ?", [min_events]
+    first) and how many sessions match in all; background sessions (work outside any agent
+    run) are left out."""
+    where, params = "WHERE event_count >= ? AND background = 0", [min_events]
     if agent is not None:
         where += " AND agent_name = ?"
         params.append(agent)
@@ -215,7 +218,7 @@ def session_breakdown(db: sqlite_utils.Database, session_id: str) -> list[tuple]
     """The session's events added up per (event_type, is_error, model, tool_name): the columns
     of long_session_sql.BREAKDOWN_COLUMNS, durations a list."""
     rows = db.conn.execute(long_sql.breakdown(_LONG), [session_id]).fetchall()
-    return [(*row[:8], exact_numbers(row[8])) for row in rows]
+    return [(*row[:8], exact_numbers(row[8]), *row[9:]) for row in rows]
 
 
 def session_error_rows(db: sqlite_utils.Database, session_id: str, event_types: list[str],

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from obsctl.errors import InvalidInput
+from obsctl.services.sessions.conversation import event_messages
 from obsctl.services.sessions.fields import error_message, reasoning_text, tool_parts
 from obsctl.timeutil import parse_ts
 
@@ -42,6 +43,15 @@ def pretty_json(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
 
 
+def compact_json(value: Any) -> str:
+    """A value on one line: text as it is, anything else as compact JSON (null as nothing)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value).decode()
+
+
 def _ms_between(start: str, end: str) -> float | None:
     try:
         return (parse_ts(end) - parse_ts(start)).total_seconds() * 1000
@@ -49,9 +59,12 @@ def _ms_between(start: str, end: str) -> float | None:
         return None
 
 
-def event_rows(events: list[dict]) -> list[dict]:
+def event_rows(events: list[dict], session: dict | None = None) -> list[dict]:
     """The events in span-tree order: each after its parent (by parent_id), siblings in time
-    order, with their depth; events whose parent is not in the session are roots."""
+    order, with their depth; events whose parent is not in the session are roots. Each row
+    carries its name (the span's name, else the tool or the event type), its bar of the
+    waterfall (from the session's start, on the timeline's scale) and its conversation."""
+    scale = timeline(session, events) if session is not None else None
     by_id = {e["event_id"]: e for e in events}
     children: dict[str | None, list[dict]] = {}
     for event in events:
@@ -65,24 +78,41 @@ def event_rows(events: list[dict]) -> list[dict]:
         if event["event_id"] in seen:
             continue
         seen.add(event["event_id"])
-        rows.append(_row(event, depth, len(rows) + 1))
+        rows.append(_row(event, depth, len(rows) + 1, scale))
         stack.extend((c, depth + 1) for c in reversed(children.get(event["event_id"], [])))
     for event in events:  # cycles of parent_id: shown at the end, flat
         if event["event_id"] not in seen:
-            rows.append(_row(event, 0, len(rows) + 1))
+            rows.append(_row(event, 0, len(rows) + 1, scale))
     return rows
 
 
-def _row(event: dict, depth: int, number: int) -> dict:
-    tool, _args, _result = tool_parts(event.get("tool_call"))
+def _row(event: dict, depth: int, number: int, scale: dict | None) -> dict:
+    tool, arguments, result = tool_parts(event.get("tool_call"))
+    metadata = event.get("metadata")
+    span_name = metadata.get("span_name") if isinstance(metadata, dict) else None
     return {
         "number": number,
         "depth": min(depth, 8),
         "event": event,
+        "name": span_name if isinstance(span_name, str) and span_name else (tool or event["event_type"]),
         "tool": tool,
+        "arguments": arguments,
+        "result": result,
         "reasoning": reasoning_text(event.get("decision_trace")),
         "error": error_message(event.get("output_data"), event.get("tool_call")) if event["is_error"] else None,
+        "messages": event_messages(event.get("input_data"), event.get("output_data")),
+        "bar": _bar(event, scale) if scale is not None else None,
     }
+
+
+def _bar(event: dict, scale: dict) -> dict:
+    """The event's bar of the waterfall: x and width on the timeline's 0..TIMELINE_WIDTH scale."""
+    offset = max(0.0, _ms_between(scale["started_at"], event["timestamp"]) or 0.0)
+    duration = event.get("duration_ms") or 0.0
+    span = scale["span_ms"]
+    x = min(offset / span * TIMELINE_WIDTH, TIMELINE_WIDTH - 1.5)
+    return {"x": round(x, 2), "width": round(max(duration / span * TIMELINE_WIDTH, 1.5), 2),
+            "label": f"+{fmt_ms(offset)}" + (f", {fmt_ms(duration)}" if duration else "")}
 
 
 def timeline(session: dict, events: list[dict]) -> dict:
@@ -107,7 +137,8 @@ def timeline(session: dict, events: list[dict]) -> dict:
             "error": event["is_error"],
             "label": f"{event['event_type']} at +{fmt_ms(offset)}" + (f", {fmt_ms(duration)}" if duration else ""),
         })
-    return {"bars": bars, "width": TIMELINE_WIDTH, "height": max(6, len(events) * 6), "span_ms": span}
+    return {"bars": bars, "width": TIMELINE_WIDTH, "height": max(6, len(events) * 6), "span_ms": span,
+            "started_at": start}
 
 
 def sparkline_points(values: list[float | None], width: int = 120, height: int = 28) -> str:

@@ -31,7 +31,15 @@ from obsctl.vocabulary import SESSION_STATUSES
 from obsctl.web.http import get_settings, get_store
 from obsctl.web.routes.alerts import send_deliveries
 from obsctl.web.security import auth_failures
-from obsctl.web.ui.present import event_rows, fmt_ms, fmt_num, pretty_json, sparkline_points, timeline
+from obsctl.web.ui.present import (
+    compact_json,
+    event_rows,
+    fmt_ms,
+    fmt_num,
+    pretty_json,
+    sparkline_points,
+    timeline,
+)
 
 CACHE_KEY = "obsctl_dashboard_cache"
 blueprint = Blueprint("dashboard", __name__, template_folder="templates", static_folder="static",
@@ -70,6 +78,7 @@ blueprint.add_app_template_filter(fmt_ms, "ms")
 blueprint.add_app_template_filter(fmt_num, "num")
 blueprint.add_app_template_filter(lambda v: "–" if v is None else format_usd(v), "usd")
 blueprint.add_app_template_filter(pretty_json, "pretty")
+blueprint.add_app_template_filter(compact_json, "compact")
 # Search snippets come with these marks around the matched words: the text is escaped, then
 # the marks become <mark> elements (control characters, so no event text can forge one).
 _MARKS = ("\x02", "\x03")
@@ -217,7 +226,7 @@ def session_page(session_id: str):
     shown = detail.pop("events")
     summary = session_summary(store, session_service.require_session(store, session_id))
     return render_template("session.html", page="sessions", session=detail, summary=summary,
-                           rows=event_rows(shown), timeline=timeline(detail, shown),
+                           rows=event_rows(shown, detail), timeline=timeline(detail, shown),
                            hidden=max(0, detail["event_count"] - len(shown)))
 
 

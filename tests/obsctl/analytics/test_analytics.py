@@ -14,6 +14,9 @@ from tests.store_support import rollup_rows
 
 AT = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
+# Calls that report no cache or reasoning tokens.
+NO_PARTS = {"total_tokens_cache_read": 0, "total_tokens_cache_write": 0, "total_tokens_reasoning": 0}
+
 
 def seed(db, tmp_path=None):
     if tmp_path is not None:
@@ -65,9 +68,11 @@ def test_analytics_values_are_exact(db, tmp_path):
         ],
         "model_usage": [
             {"model": "gpt-4o", "call_count": 3, "total_tokens": 565, "total_tokens_in": 410,
-             "total_tokens_out": 155, "avg_duration_ms": 233.33},
+             "total_tokens_out": 155, **NO_PARTS,
+             "avg_duration_ms": 233.33},
             {"model": "claude", "call_count": 1, "total_tokens": 100, "total_tokens_in": 50,
-             "total_tokens_out": 50, "avg_duration_ms": None},
+             "total_tokens_out": 50, **NO_PARTS,
+             "avg_duration_ms": None},
         ],
         "event_types": [
             {"event_type": "llm_call", "count": 5},
@@ -135,7 +140,7 @@ def test_never_stale_after_an_ingest(db):
     after = get_analytics(db, at=AT)
     assert after["overview"]["total_events"] == before["overview"]["total_events"] + 1
     assert after["model_usage"][1] == {"model": "claude", "call_count": 2, "total_tokens": 103,
-                                       "total_tokens_in": 51, "total_tokens_out": 52,
+                                       "total_tokens_in": 51, "total_tokens_out": 52, **NO_PARTS,
                                        "avg_duration_ms": 50.0}
     assert after["event_types"][0] == {"event_type": "llm_call", "count": 6}
     assert after["hourly_activity"][15] == {"hour": 15, "event_count": 2}

@@ -89,7 +89,7 @@ def test_the_price_table_is_recorded_and_reprice_applies_a_new_one(priced, tmp_p
 
     result = reprice(priced)
     assert result == {"prices": mixed["prices"], "models": 2, "unpriced_models": ["big-model"],
-                      "events": 5, "sessions": 2}
+                      "events": 5, "sessions": 2, "cache_counts_recounted": 0}
     # s1: gpt-4o 1000 x $2 + 500 x $4 = $0.004, mystery 15 x $1000 per million = $0.015,
     # big-model no longer priced. s2: mystery 7 x $1000 = $0.007, gpt-4o 500 x $2 = $0.001.
     s1, s2 = get_session(priced, "s1"), get_session(priced, "s2")

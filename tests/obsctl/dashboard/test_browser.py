@@ -89,7 +89,7 @@ def test_the_whole_journey(page, demo_server):
     assert page.locator("h1").inner_text() == "Session support-004"
     failing = page.locator("li.event.error").first
     assert not failing.locator(".body").is_visible()
-    failing.locator("summary").click()
+    failing.locator("summary").first.click()
     assert failing.locator(".body").is_visible()
     assert failing.locator("h3", has_text="Tool call").count() == 1
     screenshot(page, server.backend, "session-expanded")
@@ -143,7 +143,7 @@ def test_the_pages_read_without_javascript(browser, demo_server):
         assert page.locator("table.sessions tbody tr").count() == 12
         page.goto(demo_server.url + "/ui/sessions/support-004")
         failing = page.locator("li.event.error").first
-        failing.locator("summary").click()  # <details>: no script needed
+        failing.locator("summary").first.click()  # <details>: no script needed
         assert failing.locator(".body").is_visible()
         page.goto(demo_server.url + "/")
         assert page.locator(".chart canvas").count() == 0  # charts need JavaScript; the table does not
@@ -181,3 +181,57 @@ def test_a_live_event_appears_without_reloading(page, demo_server):
     rows = page.locator("[data-live-list] li")
     assert rows.count() == 1 and "live-1" in rows.first.inner_text() and "llm_call" in rows.first.inner_text()
     screenshot(page, server.backend, "live")
+
+
+def test_a_traced_run_reads_as_a_waterfall_with_its_conversation(page, demo_server):
+    """The LangChain export recorded from the real client (tests/data/otlp/langchain/), sent to
+    the server as the exporter sent it: the session page shows each span after its parent with
+    its name and its bar, and a model call opens on its conversation, a tool on its call."""
+    import requests
+
+    from tests.otlp_recordings import trace_bodies
+
+    server = demo_server
+    for body in trace_bodies("langchain"):
+        sent = requests.post(server.url + "/v1/traces", data=body, timeout=10,
+                             headers={"Content-Type": "application/x-protobuf", "X-API-Key": API_KEY})
+        assert sent.status_code == 200, sent.text
+    log_in(page, server, "/ui/sessions/capture-langchain-thread-1")
+    rows = page.locator("ol.waterfall > li.event")
+    names = rows.locator(":scope > details > summary .name").all_inner_texts()
+    depths = [int(d) for d in rows.evaluate_all("rows => rows.map(r => r.dataset.depth)")]
+    # Three runs of the agent: each root first, its LangGraph nodes under it, their calls under them.
+    assert names[:3] == ["weather_agent", "model", "ChatOpenAI"] and depths[:3] == [0, 1, 2]
+    assert names.count("weather_agent") == 3 and depths.count(0) == 3
+    assert {"get_weather", "lookup_order", "explode", "tools"} <= set(names)
+
+    # Each bar lies within its parent's: the waterfall's geometry, read from the drawn page.
+    boxes = rows.evaluate_all("""rows => rows.map(r => {
+        const b = r.querySelector(':scope > details > summary svg.bar rect').getBBox();
+        return [b.x, b.width]; })""")
+    stack: list[tuple[int, float, float]] = []
+    for depth, (x, width) in zip(depths, boxes):
+        assert width > 0
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        if stack:
+            _, parent_x, parent_width = stack[-1]
+            assert parent_x - 0.5 <= x and x + width <= parent_x + parent_width + 2, (depth, x, width)
+        stack.append((depth, x, width))
+
+    # The second model call: its conversation, tokens with the cached part, cost and latency.
+    call = rows.filter(has=page.locator(":scope > details > summary .name", has_text="ChatOpenAI")).nth(1)
+    call.locator(":scope > details > summary").click()
+    roles = call.locator("ol.conversation li .role").all_inner_texts()
+    assert roles[:4] == ["System", "User", "Assistant", "Tool"]  # as shown: capitalised
+    assert call.locator("ol.conversation .call", has_text='→ get_weather({"city":"Paris"})').count() == 1
+    facts = call.locator("dl.facts").inner_text()
+    assert "150 in (64 cache read) / 30 out (8 reasoning)" in facts and "Latency" in facts and "$" in facts
+
+    # A tool: the arguments the model asked for and what the tool returned.
+    tool = rows.filter(has=page.locator(":scope > details > summary .name", has_text="get_weather")).first
+    tool.locator(":scope > details > summary").click()
+    assert tool.locator("dl.tool-call").inner_text().split("\n") == [
+        "Tool", "get_weather", "Arguments", '{"city":"Paris"}', "Result", "Paris: sunny, 21 C"]
+    screenshot(page, server.backend, "waterfall")
+    assert page.errors == []

@@ -97,7 +97,8 @@ def test_the_session_page_shows_the_tree_errors_and_links(client, store):
     for link in ("/ui/sessions/run/export?format=json", "/ui/sessions/run/export?format=csv",
                  "/ui/sessions/run/triage", "/ui/sessions/run/postmortem"):
         assert f'href="{link}"' in html.replace("&amp;", "&"), link
-    assert html.count("<rect ") == 4 and 'class="err"' in html
+    # Four events: four bars on the timeline, and one in the waterfall for each.
+    assert html.count("<rect ") == 8 and 'class="err"' in html
     csv = client.get("/ui/sessions/run/export?format=csv")
     assert csv.status_code == 200 and csv.mimetype == "text/csv" and b"search" in csv.data
     assert client.get("/ui/sessions/nope").status_code == 404

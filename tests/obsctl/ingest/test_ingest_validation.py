@@ -91,7 +91,7 @@ def test_null_fields_are_fields_left_out():
     assert errors == []
     row = valid.row
     assert (row.session_id, row.event_type, row.timestamp) == ("unknown", "generic", NOW)
-    assert row[4:] == (None,) * 9 + (None, None, 0, None)
+    assert row[4:] == (None,) * 9 + (None, None, 0, None) + (None,) * 3
     assert valid.client_id is False and valid.unknown is None
 
 
@@ -106,7 +106,7 @@ def test_an_accepted_event_is_stored_as_given():
     assert type(valid.row) is EventRow
     assert tuple(valid.row) == (
         "e1", "s1", "llm_call", "2026-01-15T11:00:00.000Z", "m", 0, MAX_TOKENS, 2,
-        '{"p":"é"}', '{"error":"x"}', '{"tool_name":7}', "{}", '{"deep":[1,{"y":null}]}', "a", "7", 1, "p")
+        '{"p":"é"}', '{"error":"x"}', '{"tool_name":7}', "{}", '{"deep":[1,{"y":null}]}', "a", "7", 1, "p", None, None, None)
     assert type(valid.row.duration_ms) is int
     assert tuple(valid)[1:] == (True, "error", 3, 4, None, None)
 

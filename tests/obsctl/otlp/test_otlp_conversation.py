@@ -49,3 +49,38 @@ def test_each_framework_s_messages_read_as_a_conversation(client, recording, ses
     assert "     - **reply:** Paris is sunny, 21 C; order A-1 could not be looked up." in text
     # No raw message JSON where a conversation is shown.
     assert '"role"' not in text
+
+
+# recording -> its session; each ran the same scenario (tests/data/otlp/capture_kit).
+SAME_SCENARIO = {
+    "langchain": "capture-langchain-thread-1",
+    "openai-agents": "capture-openai-agents-session-1",
+    "pydantic-ai": "capture-pydantic-ai-conversation-1",
+    "vercel-ai": "capture-vercel-ai-session-1",
+    "langfuse-v3": "capture-langfuse-v3-session-1",
+    "traceloop": "capture-traceloop-session-1",
+    "llama-index": "capture-llama-index-session-1",
+    "openai-v2/span_and_event": "capture-openai-v2-conversation-span_and_event",
+}
+
+
+@pytest.mark.parametrize("recording", sorted(SAME_SCENARIO))
+def test_the_json_export_gives_every_frameworks_messages_in_one_shape(client, recording):
+    """The second model call of the scenario was sent the user's question and the weather tool's
+    call and result, and asked for lookup_order: `messages` says so in the same shape whatever
+    convention the framework recorded it in."""
+    import json
+
+    assert all(status == 200 for _, status, _ in replay(client, recording))
+    exported = json.loads(client.get(f"/sessions/{SAME_SCENARIO[recording]}/export?format=json").data)
+    calls = [e for e in exported["events"] if e["event_type"] == "llm_call" and e["messages"]]
+    # The call that was sent the weather tool's result, and answered by asking for the next tool.
+    second = next(e["messages"] for e in calls
+                  if any(m["role"] == "tool" and "sunny" in (m["content"] or "") for m in e["messages"][-2:]))
+    assert "user" in [m["role"] for m in second]
+    asked, answered, next_call = second[-3:]
+    assert (asked["role"], answered["role"], next_call["role"]) == ("assistant", "tool", "assistant")
+    assert asked["tool_calls"] == [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+    assert answered["tool_call_id"]
+    assert next_call["tool_calls"][0]["name"] in ("lookup_order", "search_docs")
+    assert all(set(m) <= {"role", "content", "tool_calls", "tool_call_id"} for m in second)

@@ -29,11 +29,12 @@ def test_langchain_one_failure_is_one_error(client, store, cli, terminal, monkey
     assert [status for _, status, _ in replay(client, "langchain")] == [200]
     session, _ = session_events(client, "capture-langchain-thread-1")
     errors, because = _failures(session["events"])
-    # A model call answering 500, and a tool raising: the LangGraph node and the agent run above
-    # each failed because of them, and count nothing.
-    assert errors == ["ChatOpenAI", "explode"]
+    # A tool whose failure LangGraph handed to the model (a ToolMessage of status error on a span
+    # that is OK), a model call answering 500, and a tool raising: the LangGraph node and the
+    # agent run above the last two each failed because of them, and count nothing.
+    assert errors == ["lookup_order", "ChatOpenAI", "explode"]
     assert because == ["weather_agent", "model", "weather_agent", "tools"]
-    assert session["error_count"] == 2
+    assert session["error_count"] == 3
     ancestors = [e for e in session["events"] if "child_error" in (e.get("output_data") or {})]
     assert {e["event_type"] for e in ancestors} == {"agent_run", "decision"}
     assert all("error" not in e["output_data"] for e in ancestors)
@@ -45,7 +46,7 @@ def test_langchain_one_failure_is_one_error(client, store, cli, terminal, monkey
     assert get_session(store, "capture-langchain-thread-1")["status"] == "error"
 
     text = explain_session(store, "capture-langchain-thread-1")["explanation"]
-    assert text.count("   - **Error:** ") == 2  # one per failure in the timeline
+    assert text.count("   - **Error:** ") == 3  # one per failure in the timeline
     assert text.count("   - Failed because a child failed: ") == 4
     assert text.count("_failed because a child failed_") == 8  # in the timeline and the call tree
     tree = text[text.index("## Call tree"):]
@@ -55,6 +56,27 @@ def test_langchain_one_failure_is_one_error(client, store, cli, terminal, monkey
     assert shown.exit_code == 0, shown.output
     assert shown.output.count("failed because a child failed") == 4
     assert " decision  model " in shown.output  # span names in the tree
+
+
+def test_langchain_tool_calls_read_as_the_model_made_them(client):
+    """A LangChain tool span's input is the bare argument and its output the serialised
+    ToolMessage; the call's arguments come from the LangGraph `tools` node above it, and its
+    result (or handled error) from the message's content and status."""
+    assert [status for _, status, _ in replay(client, "langchain")] == [200]
+    session, by_type = session_events(client, "capture-langchain-thread-1")
+    calls = {e["tool_call"]["name"]: e for e in session["events"] if e["tool_call"] and e["tool_call"].get("name")
+             in ("get_weather", "lookup_order", "explode")}
+    weather, order, explode = calls["get_weather"], calls["lookup_order"], calls["explode"]
+    assert weather["tool_call"] == {"name": "get_weather", "input": {"city": "Paris"}, "output": "Paris: sunny, 21 C",
+                                    "id": "call_fb6613c924d200"}
+    assert (weather["input_data"], weather["output_data"], weather["is_error"]) == (
+        {"city": "Paris"}, {"value": "Paris: sunny, 21 C"}, False)
+    assert order["tool_call"]["input"] == {"order_id": "A-1"}
+    assert order["tool_call"]["error"] == order["output_data"]["error"] == "order service unavailable for A-1"
+    assert order["is_error"] is True
+    # The raising tool keeps its exception, and gets its arguments too.
+    assert explode["tool_call"]["input"] == {"reason": "test"} and explode["event_type"] == "tool_error"
+    assert explode["output_data"]["exception_type"] == "ValueError"
 
 
 def test_llama_index_one_failure_is_one_error(client):
@@ -89,3 +111,19 @@ def test_a_failed_child_stored_by_an_earlier_request_counts_for_its_parent(store
     assert by_name["invoke_agent solo"]["event_type"] == "error"
     assert session["error_count"] == 2
     assert json.dumps(session)  # the view stays plain JSON
+
+
+def test_mcp_tool_calls_and_their_failures(client):
+    """The MCP SDK's own spans (tests/data/otlp/mcp/): each `tools/call` is a tool call named by
+    `gen_ai.tool.name`; a tool answering a result marked isError and a tool that raised are one
+    failure each, and the agent span above them did not fail."""
+    assert [status for _, status, _ in replay(client, "mcp")] == [200]
+    session, by_type = session_events(client, "capture-mcp-session-1")
+    assert session["agent_name"] == "support_agent" and session["background"] is False
+    assert [e["tool_call"]["name"] for e in by_type["tool_call"]] == ["get_weather"]
+    failed = by_type["tool_error"]
+    assert [e["tool_call"]["name"] for e in failed] == ["lookup_order", "explode"]
+    assert {e["output_data"]["error"] for e in failed} == {"the tool returned an error result (MCP isError)"}
+    assert session["error_count"] == 2 and not by_type["agent_run"][0]["is_error"]
+    # The protocol's own requests are steps, named by their method.
+    assert [e["metadata"]["span_name"] for e in by_type["generic"]] == ["server/discover", "tools/list"]

@@ -49,7 +49,8 @@ def test_one_anthropic_call_recorded_by_two_instrumentations_counts_once(client)
     assert [e["tokens_in"] for e in by_type["llm_call"]] == [1100, 1150, 1150]
     inner = [e for e in by_type["generic"] if e["metadata"]["span_name"] == "anthropic.messages.create"]
     assert len(inner) == 4 and all(e["metadata"]["same_call_as"] for e in inner)
-    assert inner[0]["metadata"]["uncounted_usage"] == {"tokens_in": 1100, "tokens_out": 20}
+    assert inner[0]["metadata"]["uncounted_usage"] == {"tokens_in": 1100, "tokens_out": 20,
+                                                          "tokens_cache_write": 1000}
     assert session["total_tokens_in"] == 3400
     # The call that failed (a 500) is one error, not two.
     assert session["error_count"] == 1

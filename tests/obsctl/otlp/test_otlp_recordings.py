@@ -29,6 +29,7 @@ EXPECTED = {
     "vercel-ai": (1, 8, 2, 0),
     "anthropic": (1, 10, 2, 0),
     "anthropic-openllmetry": (1, 10, 2, 0),
+    "mcp": (1, 6, 1, 0),
 }
 
 # recording -> (metrics requests, metrics in them), for the recordings whose SDK exports metrics.

@@ -134,11 +134,12 @@ def test_bad_format_is_refused_before_any_output(db):
 def test_csv_has_the_line_columns_and_guards_formulas(db):
     seed(db)
     rows = list(csv.reader(io.StringIO(lines(db, fmt="csv").decode(), newline="")))
-    assert rows[0] == list(LINE_COLUMNS) and len(LINE_COLUMNS) == 18
-    assert len(rows) == 8 and all(len(r) == 18 for r in rows)
-    assert rows[2][:9] == ["a2", "s1", "llm_call", "2026-03-01T10:00:01.000Z", "gpt-4o", "", "100", "40", "250"]
-    assert rows[2][9] == '{"prompt":"say \\"hi\\"\\nnow"}'
-    assert rows[4][15:] == ["error", "500", "40"]
+    assert rows[0] == list(LINE_COLUMNS) and len(LINE_COLUMNS) == 21
+    assert len(rows) == 8 and all(len(r) == 21 for r in rows)
+    assert rows[2][:12] == ["a2", "s1", "llm_call", "2026-03-01T10:00:01.000Z", "gpt-4o", "", "100", "40", "", "",
+                            "", "250"]
+    assert rows[2][12] == '{"prompt":"say \\"hi\\"\\nnow"}'
+    assert rows[4][18:] == ["error", "500", "40"]
     assert rows[7][LINE_COLUMNS.index("decision_trace")] == '{"reasoning":"=cmd"}'
 
 

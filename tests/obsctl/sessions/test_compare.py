@@ -42,6 +42,7 @@ def test_session_summaries_are_exact(db):
     assert result["session_a"] == {
         "session_id": "a", "agent_name": "bot", "status": "completed",
         "tokens_in": 400, "tokens_out": 150, "total_tokens": 550,
+        "tokens_cache_read": 0, "tokens_cache_write": 0, "tokens_reasoning": 0,
         "event_count": 5, "error_count": 0,
         # genai-prices' gpt-4o: $2.50 / $10 per million tokens in / out.
         "cost_usd": 0.0025, "unpriced_calls": 0,
@@ -77,6 +78,9 @@ def test_deltas_are_b_relative_to_a(db):
         "total_tokens": {"absolute": -300, "percent": -54.55},
         "tokens_in": {"absolute": -200, "percent": -50.0},
         "tokens_out": {"absolute": -100, "percent": -66.67},
+        # Neither reported cache or reasoning tokens: 0 apart, no percent of a zero baseline.
+        **dict.fromkeys(("tokens_cache_read", "tokens_cache_write", "tokens_reasoning"),
+                        {"absolute": 0, "percent": None}),
         "event_count": {"absolute": 0, "percent": 0.0},
         # Zero baseline: the percent is null (DECISIONS).
         "error_count": {"absolute": 1, "percent": None},
@@ -196,7 +200,8 @@ def test_cli_piped_output_is_tab_separated(db, cli):
     lines = cli("compare", "a", "b").stdout.splitlines()
     assert lines[0] == "metric\ta\tb\tdelta\tpercent"
     assert lines[1] == "total_tokens\t550\t250\t-300\t-54.55"
-    assert lines[5] == "error_count\t0\t1\t1\t-"  # no percent of a zero baseline
+    assert lines[4] == "tokens_cache_read\t0\t0\t0\t-"
+    assert lines[8] == "error_count\t0\t1\t1\t-"  # no percent of a zero baseline
 
 
 def test_cli_unknown_session_is_one_line_error(db, cli):

@@ -36,7 +36,8 @@ def body_of(stream) -> bytes:
 def _event(event_id, event_type, timestamp, **fields):
     base = {"event_id": event_id, "event_type": event_type, "timestamp": timestamp, "model": None,
             "tokens_in": None, "tokens_out": None, "duration_ms": None, "input_data": None,
-            "output_data": None, "tool_call": None, "decision_trace": None}
+            "output_data": None, "tool_call": None, "decision_trace": None, "tokens_cache_read": None,
+            "tokens_cache_write": None, "tokens_reasoning": None, "messages": None}
     base.update(fields)
     return base
 
