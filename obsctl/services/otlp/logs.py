@@ -9,8 +9,9 @@ Read (the event name is the log record's `event_name`, else its `event.name` att
 - `gen_ai.choice`: one output message, the body's `message` with its `finish_reason` and `index`;
 - `gen_ai.client.inference.operation.details`: input and output messages and system instructions
   from its `gen_ai.input.messages`, `gen_ai.output.messages` and `gen_ai.system_instructions`;
-- any other `gen_ai.*` event (e.g. `gen_ai.evaluation.result`) is kept in the span event's
-  metadata (`gen_ai_events`). Log records that are not GenAI events are ignored (not rejected).
+- any other `gen_ai.*` event is kept in the span event's metadata (`gen_ai_events`);
+  `gen_ai.evaluation.result` is also a score of the session (services/otlp/evaluations.py).
+  Log records that are not GenAI events are ignored (not rejected).
 
 Where a record goes:
 
@@ -47,6 +48,7 @@ from obsctl.services.ingest import (
     store_prepared,
     validate_events,
 )
+from obsctl.services.otlp.evaluations import EVALUATION_EVENT, evaluation_score
 from obsctl.services.otlp.log_records import (
     Content,
     LogRecord,
@@ -73,6 +75,7 @@ class LogsResult:
     stored: int = 0  # stored as events of their own
     duplicates: int = 0
     ignored: int = 0  # not GenAI events
+    scores: int = 0  # evaluation results given to their sessions as scores
     rejected: list[tuple[str, str]] = field(default_factory=list)
     sessions: set[str] = field(default_factory=set)
 
@@ -114,8 +117,9 @@ def ingest_logs(store: Store, body: bytes, fmt: str, *,
     trace_ids = list(dict.fromkeys(r.trace_id for r, _ in items if r.trace_id))
     span_events = list(dict.fromkeys(f"{r.trace_id}:{r.span_id}" for r, _ in items if r.span_id))
     outcome = store.run_write(lambda uow: _store_logs(uow, items, trace_ids, span_events, max_future))
-    attached, stored, rejected = outcome
+    attached, stored, rejected, scores = outcome
     result.attached = attached
+    result.scores = scores
     result.stored = stored.stored if stored else 0
     result.duplicates = stored.duplicates if stored else 0
     result.sessions = stored.sessions if stored else set()
@@ -126,7 +130,8 @@ def ingest_logs(store: Store, body: bytes, fmt: str, *,
 def _store_logs(store: Store, items: list[tuple[LogRecord, Content]], trace_ids: list[str],
                 span_events: list[str], max_future):
     """In one transaction: add the records of stored spans to their events, store the others
-    as events of their own. Returns (records attached, the store's answer, rejections)."""
+    as events of their own, and give evaluation results to their sessions as scores. Returns
+    (records attached, the store's answer, rejections, scores given)."""
     with store.transaction():
         existing = store.otlp.event_contents(span_events) if span_events else {}
         remembered = store.otlp.trace_sessions(trace_ids) if trace_ids else {}
@@ -140,7 +145,8 @@ def _store_logs(store: Store, items: list[tuple[LogRecord, Content]], trace_ids:
                 own.append((record, content))
         attached = _attach(store, existing, attach)
         rejected: list[tuple[str, str]] = []
-        raw, labels = [], []
+        raw, labels, own_keys = [], [], []
+        own_sessions: dict[str, str] = {}
         for record, content in own:
             event = _own_event(record, content, remembered)
             if event is None:
@@ -149,6 +155,7 @@ def _store_logs(store: Store, items: list[tuple[LogRecord, Content]], trace_ids:
                 continue
             raw.append(event)
             labels.append(event["event_id"])
+            own_keys.append(content.key)
         stored = None
         if raw:
             valid, errors = validate_events(raw, max_future=max_future)
@@ -159,7 +166,28 @@ def _store_logs(store: Store, items: list[tuple[LogRecord, Content]], trace_ids:
             rejected.extend((labels[i], "; ".join(m)) for i, m in by_index.items())
             if valid:
                 stored = store_prepared(store, valid, prepare_batch(store, valid))
-    return attached, stored, rejected
+                own_sessions = {v.row.event_id: v.row.session_id for v in valid}
+        scores = _evaluation_scores(items, existing, {key: own_sessions.get(event_id)
+                                                      for key, event_id in zip(own_keys, labels)})
+        if scores:
+            store.sessions.insert_scores_once(scores)
+    return attached, stored, rejected, len(scores)
+
+
+def _evaluation_scores(items: list[tuple[LogRecord, Content]], existing: dict,
+                       own: dict[str, str | None]) -> list[dict]:
+    """The scores of the request's evaluation results, each in the session of the span it judged
+    (its stored event's, or the session its own event was stored in)."""
+    scores = []
+    for record, content in items:
+        if content.name != EVALUATION_EVENT:
+            continue
+        span_event = existing.get(f"{record.trace_id}:{record.span_id}") if record.span_id else None
+        session_id = span_event[3] if span_event is not None else own.get(content.key)
+        score = evaluation_score(record, content.key, session_id) if session_id else None
+        if score is not None:
+            scores.append(score)
+    return scores
 
 
 def _attach(store: Store, existing: dict, attach: dict[str, list[Content]]) -> int:
@@ -167,7 +195,7 @@ def _attach(store: Store, existing: dict, attach: dict[str, list[Content]]) -> i
     updates = []
     count = 0
     for event_id, contents in attach.items():
-        input_data, output_data, metadata = existing[event_id]
+        input_data, output_data, metadata, _ = existing[event_id]
         before = len((metadata or {}).get("log_records") or [])
         input_data, output_data, metadata, changed = merge_contents(input_data, output_data, metadata,
                                                                     contents)

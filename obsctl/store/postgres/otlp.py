@@ -108,6 +108,8 @@ def move_trace_events(conn: psycopg.Connection, trace_id: str, from_session: str
                  [metadata, to_session])
     conn.execute("UPDATE events SET session_id = %s WHERE event_id >= %s AND event_id < %s "
                  "AND session_id = %s", [to_session, low, high, from_session])
+    # Scores given to the trace's session follow its events (see the SQLite module).
+    conn.execute("UPDATE session_scores SET session_id = %s WHERE session_id = %s", [to_session, from_session])
     remaining = conn.execute("SELECT EXISTS(SELECT 1 FROM events WHERE session_id = %s)",
                              [from_session]).fetchone()[0]
     if remaining:
@@ -236,12 +238,12 @@ def _loads(text: str | None):
 
 
 def event_contents(conn: psycopg.Connection, event_ids: Sequence[str]) -> dict[str, tuple]:
-    """(input_data, output_data, metadata), parsed, of each of `event_ids` that is stored."""
+    """As obsctl/store/sqlite/otlp.event_contents: (input_data, output_data, metadata, session_id)."""
     if not event_ids:
         return {}
-    rows = conn.execute("SELECT event_id, input_data, output_data, metadata FROM events "
+    rows = conn.execute("SELECT event_id, input_data, output_data, metadata, session_id FROM events "
                         "WHERE event_id = ANY(%s::text[])", [list(event_ids)]).fetchall()
-    return {e: (_loads(i), _loads(o), _loads(m)) for e, i, o, m in rows}
+    return {e: (_loads(i), _loads(o), _loads(m), s) for e, i, o, m, s in rows}
 
 
 def set_event_contents(conn: psycopg.Connection, rows: Iterable[tuple]) -> None:

@@ -175,6 +175,13 @@ def insert_score(conn: psycopg.Connection, score: dict) -> None:
                  [score[c] for c in SCORE_COLUMNS])
 
 
+def insert_scores_once(conn: psycopg.Connection, scores: list[dict]) -> None:
+    """Insert scores whose ids may already be stored (a retried export): those are kept as they are."""
+    with conn.cursor() as cur:
+        cur.executemany(f"INSERT INTO session_scores ({', '.join(SCORE_COLUMNS)}) VALUES (%s, %s, %s, %s, %s, %s) "
+                        f"ON CONFLICT (score_id) DO NOTHING", [[s[c] for c in SCORE_COLUMNS] for s in scores])
+
+
 def session_scores(conn: psycopg.Connection, session_id: str) -> list[dict]:
     """A session's scores, oldest first."""
     cursor = conn.execute(f"SELECT {', '.join(SCORE_COLUMNS)} FROM session_scores WHERE session_id = %s "

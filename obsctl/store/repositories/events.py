@@ -89,7 +89,7 @@ class OtlpRepository(Protocol):
 
 
     def event_contents(self, event_ids: Sequence[str]) -> dict[str, tuple]:
-        """(input_data, output_data, metadata), parsed, of each of `event_ids` that is stored."""
+        """(input_data, output_data, metadata, session_id), the objects parsed, of each stored one."""
 
     def set_event_contents(self, rows: Iterable[tuple]) -> None:
         """Set (input_data_json, output_data_json, metadata_json, event_id)."""

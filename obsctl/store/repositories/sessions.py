@@ -59,6 +59,9 @@ class SessionsRepository(Protocol):
     def insert_score(self, score: dict) -> None:
         """Insert one score (SCORE_COLUMNS)."""
 
+    def insert_scores_once(self, scores: list[dict]) -> None:
+        """Insert scores whose ids may already be stored (a retried export): those are kept as they are."""
+
     def session_scores(self, session_id: str) -> list[dict]:
         """A session's scores, oldest first."""
 

@@ -84,6 +84,9 @@ def move_trace_events(db: sqlite_utils.Database, trace_id: str, from_session: st
                  [metadata, to_session])
     conn.execute("UPDATE events SET session_id = ? WHERE event_id >= ? AND event_id < ? "
                  "AND session_id = ?", [to_session, low, high, from_session])
+    # Scores given to the trace's session (evaluation results that came before the session was
+    # known) follow its events.
+    conn.execute("UPDATE session_scores SET session_id = ? WHERE session_id = ?", [to_session, from_session])
     remaining = conn.execute("SELECT EXISTS(SELECT 1 FROM events WHERE session_id = ?)",
                              [from_session]).fetchone()[0]
     if remaining:
@@ -223,15 +226,16 @@ def _loads(text: str | None):
 
 
 def event_contents(db: sqlite_utils.Database, event_ids: Sequence[str]) -> dict[str, tuple]:
-    """(input_data, output_data, metadata), parsed, of each of `event_ids` that is stored."""
+    """(input_data, output_data, metadata, session_id), the objects parsed, of each of
+    `event_ids` that is stored."""
     found: dict[str, tuple] = {}
     conn = db.conn
     for start in range(0, len(event_ids), _CHUNK):
         chunk = event_ids[start:start + _CHUNK]
-        sql = (f"SELECT event_id, input_data, output_data, metadata FROM events "
+        sql = (f"SELECT event_id, input_data, output_data, metadata, session_id FROM events "
                f"WHERE event_id IN ({','.join('?' * len(chunk))})")
-        for event_id, input_data, output_data, metadata in conn.execute(sql, chunk):
-            found[event_id] = (_loads(input_data), _loads(output_data), _loads(metadata))
+        for event_id, input_data, output_data, metadata, session_id in conn.execute(sql, chunk):
+            found[event_id] = (_loads(input_data), _loads(output_data), _loads(metadata), session_id)
     return found
 
 

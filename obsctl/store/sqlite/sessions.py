@@ -161,6 +161,12 @@ def insert_score(db: sqlite_utils.Database, score: dict) -> None:
                     [score[c] for c in SCORE_COLUMNS])
 
 
+def insert_scores_once(db: sqlite_utils.Database, scores: list[dict]) -> None:
+    """Insert scores whose ids may already be stored (a retried export): those are kept as they are."""
+    db.conn.executemany(f"INSERT INTO session_scores ({', '.join(SCORE_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?) "
+                        f"ON CONFLICT (score_id) DO NOTHING", [[s[c] for c in SCORE_COLUMNS] for s in scores])
+
+
 def session_scores(db: sqlite_utils.Database, session_id: str) -> list[dict]:
     """A session's scores, oldest first."""
     cursor = db.conn.execute(f"SELECT {', '.join(SCORE_COLUMNS)} FROM session_scores WHERE session_id = ? "

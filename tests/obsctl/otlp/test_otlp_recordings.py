@@ -30,6 +30,7 @@ EXPECTED = {
     "anthropic": (1, 10, 2, 0),
     "anthropic-openllmetry": (1, 10, 2, 0),
     "mcp": (1, 6, 1, 0),
+    "genai-evals": (2, 3, 1, 2),
 }
 
 # recording -> (metrics requests, metrics in them), for the recordings whose SDK exports metrics.
