@@ -103,10 +103,12 @@ def store_events(store: Store, valid: Sequence[ValidEvent]) -> IngestResult:
     return store_prepared(store, valid, prepare_batch(store, valid))
 
 
-def prepare_batch(store: Store, valid: Sequence[ValidEvent]) -> _Batch:
+def prepare_batch(store: Store, valid: Sequence[ValidEvent], quiet: frozenset[str] = frozenset()) -> _Batch:
     """What storing `valid` in `store` writes (rows with their costs, session deltas, rollup
-    totals), worked out before the write; pass it to `store_prepared` with the same events."""
-    return _prepare(valid, set(), pricer_of(store))
+    totals), worked out before the write; pass it to `store_prepared` with the same events.
+    `quiet`: the sessions whose events here are background work (services/otlp), which a new
+    session starts as and an existing one stays as only if it already was."""
+    return _prepare(valid, set(), pricer_of(store), quiet)
 
 
 def store_prepared(store: Store, valid: Sequence[ValidEvent], batch: _Batch) -> IngestResult:
@@ -132,7 +134,7 @@ def _store(store: Store, valid: Sequence[ValidEvent], batch: _Batch, pricer: Pri
                         raise _SomeAlreadyStored()
             except _SomeAlreadyStored:
                 client_ids = [v.row.event_id for v in valid if v.client_id]
-                batch = _prepare(valid, store.ingest.existing_event_ids(client_ids), pricer)
+                batch = _prepare(valid, store.ingest.existing_event_ids(client_ids), pricer, batch.quiet)
                 _write(store, batch)
         else:
             _write(store, batch)
@@ -159,6 +161,7 @@ class _Batch(NamedTuple):
     totals: dict[tuple, list]
     tags: list[tuple]  # (session_id, key, value) from the batch's session_start events
     prices: str | None
+    quiet: frozenset[str]  # the sessions whose events here are background work
 
 
 def _write(store: Store, batch: _Batch, *, skip_existing: bool = False) -> int:
@@ -169,7 +172,8 @@ def _write(store: Store, batch: _Batch, *, skip_existing: bool = False) -> int:
     return written
 
 
-def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Batch:
+def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer,
+             quiet: frozenset[str] = frozenset()) -> _Batch:
     """Rows to insert (skipping ids in `seen` and repeats within the batch), each with its
     cost, and the per-session deltas, session_start fills, session_end updates and rollup
     totals they imply.
@@ -212,9 +216,9 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Ba
             # session_id, agent, started_at, in, out, events, errors, duration, last event,
             # body events, body errors (the last two leave session_start/session_end out),
             # cost of the priced events (None: none), unpriced calls, cache read, cache write
-            # and reasoning tokens
+            # and reasoning tokens, background work (1) or not
             d = deltas[session_id] = [session_id, agent or "unknown", ts, 0, 0, 0, 0, 0.0, ts, 0, 0,
-                                      None, 0, 0, 0, 0]
+                                      None, 0, 0, 0, 0, 1 if session_id in quiet else 0]
         elif d[1] == "unknown" and agent:
             d[1] = agent
         d[3] += tokens_in or 0
@@ -267,4 +271,4 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer) -> _Ba
             t[10] += reasoning or 0
     # A key set twice in the batch takes its last value (one row per key: one upsert each).
     return _Batch(rows, deltas, starts, ends, totals, list({t[:2]: t for t in tags}.values()),
-                  pricer.version if costed else None)
+                  pricer.version if costed else None, quiet)

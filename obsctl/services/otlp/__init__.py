@@ -122,7 +122,7 @@ def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
     valid, errors = validate_events(raw, max_future=max_future)
     rejected = {e["index"] for e in errors}
     positions = [i for i in range(len(raw)) if i not in rejected]  # raw index of each valid event
-    batch = prepare_batch(store, valid)
+    batch = prepare_batch(store, valid, _quiet_sessions(records, raw))
     trace_ids = list(dict.fromkeys(r.trace_id for r in records))
 
     # In the server this runs on the writer thread (see obsctl/store/sqlite/writer.py).
@@ -166,31 +166,23 @@ def _store_spans(store: Store, records: list[SpanRecord], raw: list[dict], own: 
             raw = [dict(event, session_id=later[i]) if i in later else event for i, event in enumerate(raw)]
             valid = [v._replace(row=v.row._replace(session_id=later[i])) if i in later else v
                      for v, i in zip(valid, positions)]
-            batch = prepare_batch(store, valid)
+            batch = prepare_batch(store, valid, _quiet_sessions(records, raw))
         stored = store_prepared(store, valid, batch)
         settle_usage(store, records, raw)
         _fill_sessions(store, records, raw)
-        _mark_background(store, records, raw, {v.row.event_id for v in valid})
         # GenAI log records that arrived before their span: their messages join its event.
         attach_pending_logs(store, [v.row.event_id for v in valid])
     return stored, moved
 
 
-def _mark_background(store: Store, records: list[SpanRecord], raw: list[dict], stored: set[str]) -> None:
-    """A session whose spans hold no agent run (no agent span, no model call but embeddings,
-    no tool call) is background work: indexing, embeddings at start-up, retrieval alone. It
-    stays so until a span of a run arrives; the first such span makes it a run for good."""
-    runs: set[str] = set()
-    counts: dict[str, int] = {}
-    for record, event in zip(records, raw):
-        if event["event_id"] not in stored:
-            continue
-        session_id = event["session_id"]
-        counts[session_id] = counts.get(session_id, 0) + 1
-        if is_run_span(record):
-            runs.add(session_id)
-    # A session whose only events are this request's, none of them a run's, is background.
-    store.otlp.mark_background(sorted(runs), sorted((s, n) for s, n in counts.items() if s not in runs))
+def _quiet_sessions(records: list[SpanRecord], raw: list[dict]) -> frozenset[str]:
+    """The sessions whose spans in this request hold no agent run (no agent span, no model call
+    but embeddings, no tool call): background work, such as indexing or embeddings at start-up.
+    A session is background while every request says so; the first span of a run makes it a run
+    for good (the store keeps the least of the flags)."""
+    sessions = {event["session_id"] for event in raw}
+    runs = {event["session_id"] for record, event in zip(records, raw) if is_run_span(record)}
+    return frozenset(sessions - runs)
 
 
 def _inherit_agents(records: list[SpanRecord], raw: list[dict]) -> None:

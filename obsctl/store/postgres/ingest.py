@@ -33,17 +33,17 @@ INSERT INTO sessions AS s (session_id, agent_name, started_at, status, total_tok
                            total_tokens_out, event_count, error_count, total_duration_ms,
                            last_event_at, body_events, error_events, cost_usd, unpriced_calls,
                            total_tokens_cache_read, total_tokens_cache_write, total_tokens_reasoning,
-                           last_seen_at)
+                           background, last_seen_at)
 SELECT v.session_id, v.agent_name, v.started_at, 'active', v.tokens_in, v.tokens_out, v.events,
        v.errors, v.duration, v.last_event_at, v.body_events, v.error_events, v.cost_usd, v.unpriced,
-       v.cache_read, v.cache_write, v.reasoning,
+       v.cache_read, v.cache_write, v.reasoning, v.background,
        to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::bigint[],
             %s::bigint[], %s::float8[], %s::text[], %s::bigint[], %s::bigint[], %s::float8[],
-            %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[])
+            %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::smallint[])
      AS v(session_id, agent_name, started_at, tokens_in, tokens_out, events, errors, duration,
           last_event_at, body_events, error_events, cost_usd, unpriced, cache_read, cache_write,
-          reasoning)
+          reasoning, background)
 ON CONFLICT (session_id) DO UPDATE SET
     total_tokens_in = s.total_tokens_in + excluded.total_tokens_in,
     total_tokens_out = s.total_tokens_out + excluded.total_tokens_out,
@@ -58,6 +58,7 @@ ON CONFLICT (session_id) DO UPDATE SET
     total_tokens_cache_read = s.total_tokens_cache_read + excluded.total_tokens_cache_read,
     total_tokens_cache_write = s.total_tokens_cache_write + excluded.total_tokens_cache_write,
     total_tokens_reasoning = s.total_tokens_reasoning + excluded.total_tokens_reasoning,
+    background = LEAST(s.background, excluded.background),
     started_at = LEAST(s.started_at, excluded.started_at),
     last_event_at = GREATEST(COALESCE(s.last_event_at, ''), excluded.last_event_at),
     agent_name = CASE WHEN s.agent_name = 'unknown' THEN excluded.agent_name ELSE s.agent_name END,

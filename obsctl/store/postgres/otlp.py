@@ -98,12 +98,13 @@ def move_trace_events(conn: psycopg.Connection, trace_id: str, from_session: str
     if not count:
         return 0
     duration = exact_duration if whole else float_duration
-    source = conn.execute("SELECT agent_name, metadata FROM sessions WHERE session_id = %s",
+    source = conn.execute("SELECT agent_name, metadata, background FROM sessions WHERE session_id = %s",
                           [from_session]).fetchone()
-    agent, metadata = source if source else ("unknown", None)
+    agent, metadata, background = source if source else ("unknown", None, 0)
     # The target session is created or credited first: events may only point at a session.
     event_store.write_batch(conn, [], [(to_session, agent, first, tokens_in, tokens_out, count,
-                                        errors, duration, last, body, body_errors, None, 0, 0, 0, 0)], [], [], {})
+                                        errors, duration, last, body, body_errors, None, 0, 0, 0, 0,
+                                      background)], [], [], {})
     conn.execute("UPDATE sessions SET metadata = %s WHERE session_id = %s AND metadata IS NULL",
                  [metadata, to_session])
     conn.execute("UPDATE events SET session_id = %s WHERE event_id >= %s AND event_id < %s "
@@ -143,16 +144,6 @@ def set_session_agents(conn: psycopg.Connection, pairs: Iterable[tuple[str, str]
     if pairs:
         with conn.cursor() as cur:
             cur.executemany("UPDATE sessions SET agent_name = %s WHERE session_id = %s", pairs)
-
-
-def mark_background(conn: psycopg.Connection, runs: Sequence[str],
-                    quiet: Sequence[tuple[str, int]]) -> None:
-    """Sessions `runs` hold an agent run's span: not background work. Each (session_id, n) of
-    `quiet` is background work when its n events of the request are all it has."""
-    with conn.cursor() as cur:
-        cur.executemany("UPDATE sessions SET background = 0 WHERE session_id = %s AND background = 1",
-                        [(s,) for s in runs])
-        cur.executemany("UPDATE sessions SET background = 1 WHERE session_id = %s AND event_count = %s", quiet)
 
 
 def lock_traces(conn: psycopg.Connection, trace_ids: Sequence[str]) -> None:

@@ -75,10 +75,6 @@ class OtlpRepository(Protocol):
         """The parent span event ids with a stored child that failed, or that failed because of
         its own child."""
 
-    def mark_background(self, runs: Sequence[str], quiet: Sequence[tuple[str, int]]) -> None:
-        """Sessions `runs` hold an agent run's span: not background work. Each (session_id, n)
-        of `quiet` is background work when its n events of the request are all it has."""
-
     def counted_usage(self, event_ids: Sequence[str]) -> list[tuple]:
         """(event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, metadata)
         of the stored events among `event_ids` whose token counts are counted."""

@@ -26,9 +26,9 @@ _INSERT_SESSIONS = """
 INSERT INTO sessions (session_id, agent_name, started_at, status, total_tokens_in,
                       total_tokens_out, event_count, error_count, total_duration_ms, last_event_at,
                       body_events, error_events, cost_usd, unpriced_calls, total_tokens_cache_read,
-                      total_tokens_cache_write, total_tokens_reasoning, last_seen_at)"""
+                      total_tokens_cache_write, total_tokens_reasoning, background, last_seen_at)"""
 # last_seen_at: the server's clock (when the session last received an event).
-_SESSION_ROW = "(?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+_SESSION_ROW = "(?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
 _ADD_TO_SESSIONS = """
 ON CONFLICT(session_id) DO UPDATE SET
     total_tokens_in = total_tokens_in + excluded.total_tokens_in,
@@ -44,6 +44,7 @@ ON CONFLICT(session_id) DO UPDATE SET
     total_tokens_cache_read = total_tokens_cache_read + excluded.total_tokens_cache_read,
     total_tokens_cache_write = total_tokens_cache_write + excluded.total_tokens_cache_write,
     total_tokens_reasoning = total_tokens_reasoning + excluded.total_tokens_reasoning,
+    background = MIN(sessions.background, excluded.background),
     started_at = MIN(started_at, excluded.started_at),
     last_event_at = MAX(COALESCE(last_event_at, ''), excluded.last_event_at),
     agent_name = CASE WHEN sessions.agent_name = 'unknown' THEN excluded.agent_name
@@ -112,7 +113,8 @@ def write_batch(
 
     session_deltas: (session_id, agent_name, started_at, tokens_in, tokens_out, events,
     errors, duration_ms, last_event_at, body_events, error_events, cost_usd, unpriced_calls,
-    cache read, cache write and reasoning tokens),
+    cache read, cache write and reasoning tokens, background: 1 when the batch's events of the
+    session are background work; a session stays background only while every batch says so),
     body_events and error_events counting only the events other than session_start/session_end,
     cost_usd None when no event of the batch was priced; starts: (agent_name, metadata_json, timestamp,
     session_id); ends: (ended_at, status, final_tokens_in, final_tokens_out, session_id).

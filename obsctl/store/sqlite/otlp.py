@@ -74,12 +74,13 @@ def move_trace_events(db: sqlite_utils.Database, trace_id: str, from_session: st
         _TRACE_TOTALS, [low, high, from_session]).fetchone()
     if not count:
         return 0
-    source = conn.execute("SELECT agent_name, metadata FROM sessions WHERE session_id = ?",
+    source = conn.execute("SELECT agent_name, metadata, background FROM sessions WHERE session_id = ?",
                           [from_session]).fetchone()
-    agent, metadata = source if source else ("unknown", None)
+    agent, metadata, background = source if source else ("unknown", None, 0)
     # The target session is created or credited first: events may only point at a session.
     event_store.write_batch(db, [], [(to_session, agent, first, tokens_in, tokens_out, count,
-                                      errors, duration, last, body, body_errors, None, 0, 0, 0, 0)], [], [], {})
+                                      errors, duration, last, body, body_errors, None, 0, 0, 0, 0,
+                                      background)], [], [], {})
     conn.execute("UPDATE sessions SET metadata = ? WHERE session_id = ? AND metadata IS NULL",
                  [metadata, to_session])
     conn.execute("UPDATE events SET session_id = ? WHERE event_id >= ? AND event_id < ? "
@@ -120,16 +121,6 @@ def session_agents(db: sqlite_utils.Database, session_ids: Sequence[str]) -> dic
 def set_session_agents(db: sqlite_utils.Database, pairs: Iterable[tuple[str, str]]) -> None:
     """Set (agent_name, session_id)."""
     db.conn.executemany("UPDATE sessions SET agent_name = ? WHERE session_id = ?", pairs)
-
-
-def mark_background(db: sqlite_utils.Database, runs: Sequence[str],
-                    quiet: Sequence[tuple[str, int]]) -> None:
-    """Sessions `runs` hold an agent run's span: not background work. Each (session_id, n) of
-    `quiet` is background work when its n events of the request are all it has."""
-    conn = db.conn
-    conn.executemany("UPDATE sessions SET background = 0 WHERE session_id = ? AND background = 1",
-                     [(s,) for s in runs])
-    conn.executemany("UPDATE sessions SET background = 1 WHERE session_id = ? AND event_count = ?", quiet)
 
 
 def lock_traces(db: sqlite_utils.Database, trace_ids: Sequence[str]) -> None:
