@@ -125,7 +125,7 @@ def _error_filter(has_errors: bool, no_errors: bool) -> bool | None:
 
 def _show_list(data: dict) -> None:
     rows = [
-        [s["session_id"], s["agent_name"], _status(s["status"]), s["started_at"], s["event_count"],
+        [s["session_id"], s["agent_name"], _listed_status(s), s["started_at"], s["event_count"],
          s["error_count"], s["total_tokens_in"] + s["total_tokens_out"], cost_cell(s)]
         for s in data["sessions"]
     ]
@@ -142,6 +142,14 @@ def cost_cell(session: dict) -> str:
     cost = fmt_usd(session["cost_usd"])
     unpriced = session["unpriced_calls"]
     return f"{cost} +{unpriced} unpriced" if unpriced else cost
+
+
+def _listed_status(session: dict):
+    """The status; for a person, with `background` after it for work outside any agent run (left
+    out of triage batch). Piped output keeps the status alone: `--json` says `background`."""
+    if session.get("background") and output.stdout_is_tty():
+        return rich_cell([_status(session["status"]), Styled(" background", "dim")])
+    return _status(session["status"])
 
 
 def _status(status: str) -> Styled:
@@ -196,7 +204,8 @@ def _session_panel(data: dict) -> None:
     tokens = data["total_tokens_in"] + data["total_tokens_out"]
     header = rich_cell([
         Styled(data["session_id"], "bold"), "  agent ", Styled(data["agent_name"], "bold"), "  ",
-        _status(data["status"]), f"\nstarted {data['started_at']}  ended ", data["ended_at"] or MISSING,
+        _status(data["status"]), Styled("  background work" if data.get("background") else "", "dim"),
+        f"\nstarted {data['started_at']}  ended ", data["ended_at"] or MISSING,
         f"\ntokens {data['total_tokens_in']} in / {data['total_tokens_out']} out ({tokens}){_token_parts(data)}  "
         f"events {data['event_count']}  errors {data['error_count']}  cost {cost_cell(data)}",
     ])
