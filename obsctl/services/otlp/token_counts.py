@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from obsctl.models.ingest import MAX_TOKENS
 from obsctl.services.otlp.attributes import parse_json
 
 TOKENS_IN_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt",
@@ -38,18 +39,25 @@ _LANGFUSE_PARTS = (
                           ("output_tokens_details", "reasoning_tokens"), ("output_reasoning_tokens",))),
 )
 
+
 def usage_parts(event: dict, get) -> None:
     """The cache read, cache write and reasoning parts of a span's token counts, first present
-    key of each wins (0 is left out: nothing to price apart)."""
+    key of each wins. 0 is left out (nothing to price apart), and so is a value that is not a
+    count: a part is a detail of the counts, and a bad one never costs the span."""
     for name, keys in _PARTS_OF:
         for key in keys:
             value = get(key)
             if value is not None and value != "":
-                value = count(value)
+                value = _part(value)
                 if value:
                     event[name] = value
                 break
     _whole_counts(event)
+
+
+def _part(value: Any) -> int | None:
+    value = count(value)
+    return value if type(value) is int and 0 < value <= MAX_TOKENS else None
 
 
 _PARTS_OF = (("tokens_cache_read", CACHE_READ_KEYS), ("tokens_cache_write", CACHE_WRITE_KEYS),
@@ -63,8 +71,8 @@ def _whole_counts(event: dict) -> None:
     for whole, parts in (("tokens_in", ("tokens_cache_read", "tokens_cache_write")),
                          ("tokens_out", ("tokens_reasoning",))):
         counted = [event[p] for p in parts if p in event]
-        if not counted or any(type(c) is not int for c in counted):
-            continue  # nothing to add, or a bad count that validation reports
+        if not counted:
+            continue
         total = event.get(whole)
         if total is None:
             event[whole] = sum(counted)
@@ -110,7 +118,7 @@ def langfuse_usage(details: Any) -> dict:
             for key in path:
                 value = value.get(key) if type(value) is dict else None
             if value is not None:
-                value = count(value)
+                value = _part(value)
                 if value:
                     found[name] = value
                 break

@@ -18,6 +18,8 @@ from obsctl.services.otlp import ingest_otlp
 from obsctl.services.sessions import get_session
 from obsctl.store.postgres import event_stats as pg_event_stats
 from obsctl.store.sqlite import event_stats
+from tests.otlp_support import request as otlp_request
+from tests.otlp_support import span as otlp_span
 from tests.store_support import rollup_rows
 
 
@@ -247,3 +249,30 @@ def test_a_retraction_takes_the_cost_with_the_tokens(store, tmp_path):
     assert (session["cost_usd"], session["unpriced_calls"]) == (0.000104, 0)
     task_event = next(e for e in session["events"] if e["metadata"]["span_name"] == "answer.task")
     assert task_event["cost_usd"] is None
+
+
+def test_a_bad_cache_or_reasoning_count_never_costs_the_span(store):
+    """The parts are details of the counts: a part that is not a count is left out (kept with the
+    span's attributes), the span and its counts are stored."""
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "session.id": "bad-parts",
+             "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10,
+             "gen_ai.usage.cache_read.input_tokens": -5, "gen_ai.usage.reasoning.output_tokens": "lots"}
+    result = ingest_otlp(store, orjson.dumps(otlp_request(otlp_span("53995c3f42cd8ad8", attrs=attrs))), "json")
+    assert (result.stored, result.rejected) == (1, [])
+    event = get_session(store, "bad-parts")["events"][0]
+    assert (event["tokens_in"], event["tokens_out"], event["tokens_cache_read"], event["tokens_reasoning"]) == (
+        100, 10, None, None)
+    assert event["metadata"]["attributes"]["gen_ai.usage.cache_read.input_tokens"] == -5
+
+
+def test_cache_counts_reported_beside_the_input_are_added_to_it(store):
+    """More cached tokens than input tokens: the client counted them apart (Anthropic's API does);
+    the input count is made to hold them."""
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "claude-3-5-sonnet-20241022",
+             "session.id": "apart", "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 20,
+             "gen_ai.usage.cache_creation.input_tokens": 1000}
+    ingest_otlp(store, orjson.dumps(otlp_request(otlp_span("53995c3f42cd8ad8", attrs=attrs))), "json")
+    event = get_session(store, "apart")["events"][0]
+    assert (event["tokens_in"], event["tokens_cache_write"]) == (1100, 1000)
+    # 100 x $3 + 1000 x $3.75 + 20 x $15 per million
+    assert event["cost_usd"] == 0.00435
