@@ -59,12 +59,11 @@ def _ms_between(start: str, end: str) -> float | None:
         return None
 
 
-def event_rows(events: list[dict], session: dict | None = None) -> list[dict]:
+def event_rows(events: list[dict], scale: dict | None = None) -> list[dict]:
     """The events in span-tree order: each after its parent (by parent_id), siblings in time
     order, with their depth; events whose parent is not in the session are roots. Each row
     carries its name (the span's name, else the tool or the event type), its bar of the
-    waterfall (from the session's start, on the timeline's scale) and its conversation."""
-    scale = timeline(session, events) if session is not None else None
+    waterfall (on the scale of `timeline(...)`, when given) and its conversation."""
     by_id = {e["event_id"]: e for e in events}
     children: dict[str | None, list[dict]] = {}
     for event in events:

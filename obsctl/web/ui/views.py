@@ -225,8 +225,9 @@ def session_page(session_id: str):
     detail = session_service.get_session(store, session_id, limit=SHOWN_EVENTS)
     shown = detail.pop("events")
     summary = session_summary(store, session_service.require_session(store, session_id))
+    line = timeline(detail, shown)
     return render_template("session.html", page="sessions", session=detail, summary=summary,
-                           rows=event_rows(shown, detail), timeline=timeline(detail, shown),
+                           rows=event_rows(shown, line), timeline=line,
                            hidden=max(0, detail["event_count"] - len(shown)))
 
 
