@@ -122,6 +122,6 @@ GRADES = (*(grade for _, grade in GRADE_BANDS), "F")
 # events in this order and services/sessions/bulk_export.py turns the rows into lines.
 EVENT_LINE_COLUMNS = (
     "event_id", "session_id", "event_type", "timestamp", "model", "agent_name", "tokens_in",
-    "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
-    "metadata", "parent_id",
+    "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning", "duration_ms",
+    "input_data", "output_data", "tool_call", "decision_trace", "metadata", "parent_id",
 )

@@ -48,9 +48,12 @@ class AnalyticsModelUsage(Struct):
     total_tokens: Count
     total_tokens_in: Count
     total_tokens_out: Count
-    total_tokens_cache_read: Annotated[int, Meta(ge=0, description="The part of total_tokens_in read from prompt caches")]
-    total_tokens_cache_write: Annotated[int, Meta(ge=0, description="The part of total_tokens_in written to prompt caches")]
-    total_tokens_reasoning: Annotated[int, Meta(ge=0, description="The part of total_tokens_out spent on reasoning")]
+    total_tokens_cache_read: Annotated[int, Meta(
+        ge=0, description="The part of total_tokens_in read from prompt caches")]
+    total_tokens_cache_write: Annotated[int, Meta(
+        ge=0, description="The part of total_tokens_in written to prompt caches")]
+    total_tokens_reasoning: Annotated[int, Meta(
+        ge=0, description="The part of total_tokens_out spent on reasoning")]
     avg_duration_ms: float | None
 
 

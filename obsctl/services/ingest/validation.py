@@ -35,8 +35,9 @@ __all__ = ["EVENT_FIELDS", "NO_LIMIT", "UnknownFields", "ValidEvent", "parse_bat
 _OBJECT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
 # The event fields in the order validate_event reads them, all at once (_fields).
 _FIELD_ORDER = ("event_type", "session_id", "event_id", "timestamp", "model", "agent_name", "tokens_in",
-                "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
-                "metadata", "status", "total_tokens_in", "total_tokens_out", "parent_id", "tags")
+                "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning", "duration_ms",
+                "input_data", "output_data", "tool_call", "decision_trace", "metadata", "status",
+                "total_tokens_in", "total_tokens_out", "parent_id", "tags")
 _NO_FIELDS = dict.fromkeys(_FIELD_ORDER)
 _FIELD_COUNT = len(_NO_FIELDS)
 _fields = itemgetter(*_FIELD_ORDER)
@@ -93,9 +94,8 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
             for name in sorted(unknown):
                 _err(errors, index, show_field(name), f"is not an event field{suggestion(name)}")
     (event_type, session_id, event_id, timestamp, model, agent_name, tokens_in, tokens_out, cache_read,
-     cache_write, reasoning, duration,
-     input_data, output_data, tool_call, decision_trace, metadata, status, final_in, final_out,
-     parent_id, tags) = _fields(every)
+     cache_write, reasoning, duration, input_data, output_data, tool_call, decision_trace, metadata, status,
+     final_in, final_out, parent_id, tags) = _fields(every)
     given_session = session_id
     if event_type is None:
         event_type = "generic"

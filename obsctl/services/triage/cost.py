@@ -1,8 +1,8 @@
 """Cost analysis with the pricing module: per model, per event type, on failed steps.
 
 Everything is computed from usage rows, `(event_type, model, is_error, events, tokens_in,
-tokens_out, cache_read, cache_write, reasoning)` over a session's body events (lifecycle events left out), which a short session
-adds up from its events and a long one reads aggregated from SQL.
+tokens_out, cache_read, cache_write, reasoning)` over a session's body events (lifecycle events
+left out), which a short session adds up from its events and a long one reads aggregated from SQL.
 
 A model without a price is unpriced: its tokens are counted in `unpriced_tokens` and the
 model is named in `unpriced_models`; it never counts as $0. A total is null only when tokens

@@ -80,7 +80,8 @@ STEP_ROW_WIDTH = 17
 def step_of(index: int, row: tuple) -> Step:
     """The step of a stored event's row (store STEP_COLUMNS) at place `index`."""
     (seq, event_id, event_type, timestamp, model, tokens_in, tokens_out, duration_ms, output_data,
-     tool_call, decision_trace, tool_name, is_error, parent_id, cache_read, cache_write, reasoning) = row[:STEP_ROW_WIDTH]
+     tool_call, decision_trace, tool_name, is_error, parent_id, cache_read, cache_write,
+     reasoning) = row[:STEP_ROW_WIDTH]
     call = orjson.loads(tool_call) if tool_call is not None else None
     tool_key = tool_input = output_key = None
     if tool_name is not None:

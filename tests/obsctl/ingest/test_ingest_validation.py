@@ -106,7 +106,8 @@ def test_an_accepted_event_is_stored_as_given():
     assert type(valid.row) is EventRow
     assert tuple(valid.row) == (
         "e1", "s1", "llm_call", "2026-01-15T11:00:00.000Z", "m", 0, MAX_TOKENS, 2,
-        '{"p":"é"}', '{"error":"x"}', '{"tool_name":7}', "{}", '{"deep":[1,{"y":null}]}', "a", "7", 1, "p", None, None, None)
+        '{"p":"é"}', '{"error":"x"}', '{"tool_name":7}', "{}", '{"deep":[1,{"y":null}]}', "a", "7", 1, "p",
+        None, None, None)
     assert type(valid.row.duration_ms) is int
     assert tuple(valid)[1:] == (True, "error", 3, 4, None, None)
 

@@ -4,8 +4,9 @@ Splunk's OpenTelemetry GenAI utilities (`splunk-otel-util-genai`, with its evalu
 `splunk-otel-util-genai-evals`) record model calls as GenAI spans and, once a call ends, run the
 configured evaluators on it in the background and emit each result as a `gen_ai.evaluation.result`
 event (an OTLP log record in the call's trace and span). The builtin `length` evaluator needs no
-LLM (a score from the answer's length, with a label short / medium / long), so no provider is called: the application records two chat calls of its own (a short answer
-and a long one) inside an agent span that names the conversation (`session.id`).
+LLM (a score from the answer's length, with a label short / medium / long), so no provider is
+called: the application records two chat calls of its own (a short answer and a long one) inside
+an agent span that names the conversation (`session.id`).
 """
 
 import os
