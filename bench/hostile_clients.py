@@ -48,7 +48,7 @@ SCENARIOS = ("spool", "trickle", "guess", "grpc-unauthenticated", "spans")
 
 
 def start(tmp: Path, env: dict | None = None, args: tuple[str, ...] = ()):
-    from conftest import start_server
+    from live_server import start_server
 
     tmp.mkdir(parents=True, exist_ok=True)
     return start_server(tmp / "obsctl.db", tmp, env, threads=4, args=args)
@@ -177,7 +177,7 @@ def trickle(report: Report, tmp: Path, connections: int, seconds: float) -> None
 
 def guess(report: Report, tmp: Path, http_guesses: int, grpc_guesses: int) -> None:
     import grpc
-    from conftest import free_port
+    from live_server import free_port
 
     grpc_port = free_port()
     server = start(tmp / "guess", {"SERVICE_API_KEY": KEY}, args=("--otlp-grpc-port", str(grpc_port)))
@@ -249,7 +249,7 @@ def guess(report: Report, tmp: Path, http_guesses: int, grpc_guesses: int) -> No
 
 def grpc_unauthenticated(report: Report, tmp: Path, calls: int) -> None:
     import grpc
-    from conftest import free_port
+    from live_server import free_port
 
     grpc_port = free_port()
     server = start(tmp / "grpc", {"SERVICE_API_KEY": KEY, "OBSCTL_RATE_LIMITS": "off",

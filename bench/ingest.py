@@ -85,7 +85,7 @@ def http_ingest(events: list[dict], where: Path | str, tmp: Path | None = None, 
     import http.client
 
     sys.path.insert(0, str(ROOT / "tests"))
-    from conftest import start_server
+    from live_server import start_server
 
     logs = tmp or Path(where).parent
     servers = [start_server(where, logs, {"OBSCTL_RATE_LIMITS": "off"}, threads=4) for _ in range(instances)]

@@ -184,7 +184,7 @@ def main() -> None:
     parser.add_argument("--report", help="append a Markdown section of the figures to this file "
                         "(default: $BENCH_REPORT)")
     args = parser.parse_args()
-    from conftest import start_server
+    from live_server import start_server
 
     per_body = SPANS_PER_TRACE * TRACES_PER_REQUEST
     print(f"building {args.requests} request bodies of {per_body} spans, in three encodings ...",

@@ -135,7 +135,7 @@ def single(report: Report, label: str, name: str, url: str, args, target: float 
 
 def measure(report: Report, label: str, where: str, args, tmp: Path) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
-    from conftest import start_server
+    from live_server import start_server
 
     report.figure(f"{label}: {load(where, args.sessions, args.huge_words)}")
     server = start_server(where, tmp, {"OBSCTL_RATE_LIMITS": "off"}, threads=CLIENTS)
