@@ -12,6 +12,9 @@ from typing import Any
 
 from obsctl.store.sql import connection
 
+__all__ = ["SESSION_COLUMNS", "acknowledge", "acknowledged", "llm_durations", "window_model_tokens",
+           "window_sessions"]
+
 SESSION_COLUMNS = ("session_id", "agent_name", "started_at", "metadata", "body_events", "error_events")
 
 

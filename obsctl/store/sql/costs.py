@@ -11,6 +11,9 @@ from typing import Any
 from obsctl.store import cost_sql
 from obsctl.store.sql import Dialect, connection
 
+__all__ = ["mark_repriced", "price_table", "record_prices", "recount_costs", "recount_session_costs",
+           "set_model_costs", "set_usage_parts", "stored_models", "unsplit_usage"]
+
 _STATEMENTS = ("RECORD", "REPRICED", "SET_MODEL_COSTS", "SESSION_COSTS", "UNSPLIT_USAGE", "SET_USAGE_PARTS")
 
 

@@ -5,17 +5,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from obsctl.store.sql.costs import (  # noqa: F401 (the store's repository binds these)
-    mark_repriced,
-    price_table,
-    record_prices,
-    recount_costs,
-    recount_session_costs,
-    set_model_costs,
-    set_usage_parts,
-    stored_models,
-    unsplit_usage,
-)
+from obsctl.store.sql.costs import *  # noqa: F403 (the store's repository binds these)
 
 
 def recount_rollup_costs(db: sqlite_utils.Database) -> None:
