@@ -18,15 +18,16 @@ from typing import Any
 class Dialect:
     """What differs between the engines in the shared SQL: `name`, the placeholder `mark`,
     `now` the clock as obsctl's timestamp text, `arrival` the column ordering rows created in
-    the same instant (SQLite's rowid; PostgreSQL's `seq`), and `lock_rows` the clause that locks
-    the rows a SELECT reads until the transaction ends (SQLite's write lock already serialises
-    writing transactions)."""
+    the same instant (SQLite's rowid; PostgreSQL's `seq`), `lock_rows` the clause that locks
+    the rows a SELECT reads until the transaction ends, and `keep_rows` the one that keeps them
+    from being deleted meanwhile (SQLite's write lock already serialises writing transactions)."""
 
     name: str
     mark: str
     now: str
     arrival: str
     lock_rows: str
+    keep_rows: str
 
     def in_list(self, column: str, values: Sequence) -> tuple[str, list]:
         """`column` is one of `values`: the condition and its parameters (SQLite: an IN list of
@@ -36,9 +37,9 @@ class Dialect:
         return f"{column} IN ({', '.join([self.mark] * len(values))})", list(values)
 
 
-SQLITE = Dialect("sqlite", "?", "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", "rowid", "")
+SQLITE = Dialect("sqlite", "?", "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", "rowid", "", "")
 POSTGRES = Dialect("postgresql", "%s", "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')",
-                   "seq", " FOR UPDATE")
+                   "seq", " FOR UPDATE", " FOR KEY SHARE")
 
 
 def connection(handle: Any) -> tuple[Any, Dialect]:

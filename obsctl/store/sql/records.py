@@ -39,11 +39,13 @@ class RecordTable:
         row = conn.execute(f"{self._select} WHERE {self._where_key(d)}", list(key)).fetchone()
         return self._row(row) if row else None
 
-    def select(self, db: Any, where: str = "", params: Sequence = (), order_by: Sequence[str] = ()) -> list[dict]:
-        """Records matching `where`, ordered by the columns named in `order_by`."""
+    def select(self, db: Any, where: str = "", params: Sequence = (), order_by: Sequence[str] = (),
+               lock: str = "") -> list[dict]:
+        """Records matching `where`, ordered by the columns named in `order_by`; `lock` a
+        locking clause of the dialect (keep_rows, lock_rows) held until the transaction ends."""
         conn, _ = connection(db)
         sql = self._select + (f" WHERE {where}" if where else "") + (
-            f" ORDER BY {', '.join(order_by)}" if order_by else "")
+            f" ORDER BY {', '.join(order_by)}" if order_by else "") + lock
         return [self._row(row) for row in conn.execute(sql, list(params))]
 
     def update(self, db: Any, key: Sequence, changes: dict, allowed: Iterable[str]) -> bool:
