@@ -52,3 +52,17 @@ def connection(handle: Any) -> tuple[Any, Dialect]:
     if isinstance(inner, sqlite3.Connection):
         return inner, SQLITE
     return handle, POSTGRES
+
+
+def insert_rows(db: Any, table: str, columns: Sequence[str], rows: list[list]) -> None:
+    """Insert `rows` (values in `columns` order) into `table` in one executemany, in the order
+    given (serial ids follow it)."""
+    if not rows:
+        return
+    conn, d = connection(db)
+    cursor = conn.cursor()
+    try:
+        cursor.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join([d.mark] * len(columns))})",
+                           rows)
+    finally:
+        cursor.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from obsctl.store.sql import connection
+from obsctl.store.sql import connection, insert_rows
 from obsctl.store.sql.records import RecordTable
 
 __all__ = ["SNAPSHOT_COLUMNS", "TARGET_COLUMNS", "delete_target", "get_target", "insert_snapshots",
@@ -49,16 +49,7 @@ def delete_target(db: Any, agent_name: str, metric: str) -> bool:
 
 def insert_snapshots(db: Any, snapshots: Iterable[dict]) -> None:
     """Insert in the order given (the ids, and so the order within one check, follow it)."""
-    conn, d = connection(db)
-    rows = [[s[c] for c in SNAPSHOT_COLUMNS] for s in snapshots]
-    if not rows:
-        return
-    cursor = conn.cursor()
-    try:
-        cursor.executemany(f"INSERT INTO sla_snapshots ({', '.join(SNAPSHOT_COLUMNS)}) "
-                           f"VALUES ({', '.join([d.mark] * len(SNAPSHOT_COLUMNS))})", rows)
-    finally:
-        cursor.close()
+    insert_rows(db, "sla_snapshots", SNAPSHOT_COLUMNS, [[s[c] for c in SNAPSHOT_COLUMNS] for s in snapshots])
 
 
 def list_snapshots(db: Any, *, since: str, agent_name: str | None, limit: int) -> tuple[list[dict], int]:

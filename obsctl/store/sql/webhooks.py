@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from obsctl.store.sql import connection
+from obsctl.store.sql import connection, insert_rows
 from obsctl.store.sql.records import RecordTable
 
 __all__ = ["CLAIM_KEYS", "DELIVERY_COLUMNS", "UPDATABLE_WEBHOOK_COLUMNS", "WEBHOOK_COLUMNS",
@@ -67,16 +67,8 @@ def disable_webhook(db: Any, webhook_id: str, updated_at: str) -> None:
 
 
 def insert_deliveries(db: Any, deliveries: Iterable[dict]) -> None:
-    conn, d = connection(db)
-    rows = [[delivery[c] for c in DELIVERY_COLUMNS] for delivery in deliveries]
-    if not rows:
-        return
-    cursor = conn.cursor()
-    try:
-        cursor.executemany(f"INSERT INTO webhook_deliveries ({', '.join(DELIVERY_COLUMNS)}) "
-                           f"VALUES ({', '.join([d.mark] * len(DELIVERY_COLUMNS))})", rows)
-    finally:
-        cursor.close()
+    insert_rows(db, "webhook_deliveries", DELIVERY_COLUMNS,
+                [[delivery[c] for c in DELIVERY_COLUMNS] for delivery in deliveries])
 
 
 def expire_pending(db: Any, created_before: str, message: str) -> int:
