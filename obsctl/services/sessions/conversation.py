@@ -107,12 +107,18 @@ def _call_text(call: Any) -> str:
     """`→ name(arguments)` of a tool call in any of the shapes above."""
     if not isinstance(call, dict):
         return f"→ {call}"
+    name, arguments = _name_and_arguments(call)
+    shown = "" if arguments is None else arguments if isinstance(arguments, str) else dumps(arguments)
+    return f"→ {name}({shown})"
+
+
+def _name_and_arguments(call: dict) -> tuple[str, Any]:
+    """The tool's name and the arguments as given, in any of the shapes above."""
     function = call.get("function") if isinstance(call.get("function"), dict) else call
     name = function.get("name") or call.get("toolName") or call.get("name") or "tool"
     arguments = next((function[k] for k in ("arguments", "input", "args") if k in function),
                      next((call[k] for k in ("arguments", "input", "args") if k in call), None))
-    shown = "" if arguments is None else arguments if isinstance(arguments, str) else dumps(arguments)
-    return f"→ {name}({shown})"
+    return str(name), arguments
 
 
 # Role names as the sources spell them -> the roles of a normalised message.
@@ -189,11 +195,8 @@ def _call(call: dict) -> dict:
     they are JSON text)."""
     import orjson
 
-    function = call.get("function") if isinstance(call.get("function"), dict) else call
-    name = function.get("name") or call.get("toolName") or call.get("name") or "tool"
-    arguments = next((function[k] for k in ("arguments", "input", "args") if k in function),
-                     next((call[k] for k in ("arguments", "input", "args") if k in call), None))
+    name, arguments = _name_and_arguments(call)
     if isinstance(arguments, str):
         with contextlib.suppress(orjson.JSONDecodeError):
             arguments = orjson.loads(arguments)
-    return {"name": str(name), "arguments": arguments}
+    return {"name": name, "arguments": arguments}

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from obsctl.errors import InvalidInput
+from obsctl.jsonutil import dumps
 from obsctl.services.sessions.conversation import event_messages
 from obsctl.services.sessions.fields import error_message, reasoning_text, tool_parts
 from obsctl.timeutil import parse_ts
@@ -47,9 +48,7 @@ def compact_json(value: Any) -> str:
     """A value on one line: text as it is, anything else as compact JSON (null as nothing)."""
     if value is None:
         return ""
-    if isinstance(value, str):
-        return value
-    return orjson.dumps(value).decode()
+    return value if isinstance(value, str) else dumps(value)
 
 
 def _ms_between(start: str, end: str) -> float | None:
