@@ -198,6 +198,7 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer,
         if event_id in seen:
             continue
         seen.add(event_id)
+        has_parts = cache_read is not None or cache_write is not None or reasoning is not None
         cost = None
         if tokens_in or tokens_out:
             costed = True
@@ -205,7 +206,7 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer,
             if price is _UNKNOWN:
                 price = known[model] = price_of(model)
             if price is not None:
-                if cache_read is None and cache_write is None and reasoning is None:
+                if not has_parts:
                     cost = (tokens_in or 0) * price.input_per_token + (tokens_out or 0) * price.output_per_token
                 else:
                     cost = price.usage_cost(tokens_in, tokens_out, cache_read, cache_write, reasoning)
@@ -230,7 +231,7 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer,
             d[11] = cost if d[11] is None else d[11] + cost
         elif tokens_in or tokens_out:
             d[12] += 1
-        if cache_read is not None or cache_write is not None or reasoning is not None:
+        if has_parts:
             d[13] += cache_read or 0
             d[14] += cache_write or 0
             d[15] += reasoning or 0
@@ -265,7 +266,7 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer,
             t[6] += 1
         elif tokens_in or tokens_out:
             t[7] += 1
-        if cache_read is not None or cache_write is not None or reasoning is not None:
+        if has_parts:
             t[8] += cache_read or 0
             t[9] += cache_write or 0
             t[10] += reasoning or 0

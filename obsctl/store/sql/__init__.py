@@ -54,15 +54,21 @@ def connection(handle: Any) -> tuple[Any, Dialect]:
     return handle, POSTGRES
 
 
+def execute_many(conn: Any, sql: str, rows: list) -> None:
+    """One statement for each of `rows`, through a cursor (a psycopg Connection has no
+    executemany of its own)."""
+    if not rows:
+        return
+    cursor = conn.cursor()
+    try:
+        cursor.executemany(sql, rows)
+    finally:
+        cursor.close()
+
+
 def insert_rows(db: Any, table: str, columns: Sequence[str], rows: list[list]) -> None:
     """Insert `rows` (values in `columns` order) into `table` in one executemany, in the order
     given (serial ids follow it)."""
-    if not rows:
-        return
     conn, d = connection(db)
-    cursor = conn.cursor()
-    try:
-        cursor.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join([d.mark] * len(columns))})",
-                           rows)
-    finally:
-        cursor.close()
+    execute_many(conn, f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join([d.mark] * len(columns))})",
+                 rows)

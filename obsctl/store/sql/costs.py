@@ -9,7 +9,7 @@ from functools import cache
 from typing import Any
 
 from obsctl.store import cost_sql
-from obsctl.store.sql import Dialect, connection
+from obsctl.store.sql import Dialect, connection, execute_many
 
 __all__ = ["mark_repriced", "price_table", "record_prices", "recount_costs", "recount_session_costs",
            "set_model_costs", "set_usage_parts", "stored_models", "unsplit_usage"]
@@ -59,11 +59,7 @@ def unsplit_usage(db: Any, after_id: int, limit: int) -> list[tuple]:
 def set_usage_parts(db: Any, rows: list[tuple]) -> None:
     """Set (cache read, cache write, reasoning, event_id) of some events."""
     conn, d = connection(db)
-    cursor = conn.cursor()
-    try:
-        cursor.executemany(_sql(d)["SET_USAGE_PARTS"], rows)
-    finally:
-        cursor.close()
+    execute_many(conn, _sql(d)["SET_USAGE_PARTS"], rows)
 
 
 def recount_session_costs(db: Any) -> int:
