@@ -189,3 +189,11 @@ def m031(conn: psycopg.Connection) -> None:
 def m032(conn: psycopg.Connection) -> None:
     # SQLite's m032: background sessions (work outside any agent run).
     conn.execute("ALTER TABLE sessions ADD COLUMN background SMALLINT NOT NULL DEFAULT 0")
+
+
+def m033(conn: psycopg.Connection) -> None:
+    # SQLite's m033: the cache and reasoning token columns join the breakdown's index.
+    conn.execute("DROP INDEX IF EXISTS idx_events_session_stats")
+    conn.execute("CREATE INDEX idx_events_session_stats ON events(session_id, event_type, model, tool_name, "
+                 "is_error, duration_ms, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, "
+                 "tokens_reasoning)")

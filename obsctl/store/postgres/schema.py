@@ -59,6 +59,7 @@ from obsctl.store.postgres.migrations_late import (
     m029,
     m031,
     m032,
+    m033,
     m039,
     m040,
 )
@@ -98,6 +99,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m039_event_stats_costs", m039),
     ("m040_session_stats_costs", m040),
     ("m032_background_sessions", m032),
+    ("m033_session_breakdown_tokens", m033),
 ]
 
 
