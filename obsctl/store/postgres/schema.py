@@ -60,6 +60,7 @@ from obsctl.store.postgres.migrations_late import (
     m031,
     m032,
     m033,
+    m034,
     m039,
     m040,
 )
@@ -100,6 +101,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m040_session_stats_costs", m040),
     ("m032_background_sessions", m032),
     ("m033_session_breakdown_tokens", m033),
+    ("m034_long_session_reads", m034),
 ]
 
 
