@@ -156,18 +156,24 @@ class _Run:
         self.key, self.first, self.last = call.tool_key, call, call
         self.count, self.failures = 1, int(call.is_error)
         self.tool_ms = 0.0 + (call.duration_ms or 0.0)
-        self.same = call.output_key is not None
+        # Whether every call returned the same thing: looked at once a second call joins, so
+        # that a call that starts no run is never asked what it returned (a long session's
+        # calls work that out from their JSON).
+        self.same = None
 
     def add(self, call) -> None:
         self.last = call
         self.count += 1
         self.failures += call.is_error
         self.tool_ms += call.duration_ms or 0.0
-        self.same = self.same and call.output_key == self.first.output_key
+        first = self.first.output_key
+        if self.same is None:
+            self.same = first is not None
+        self.same = self.same and call.output_key == first
 
     def loop(self) -> Loop:
         return Loop(self.first.tool_name, self.first.tool_input, self.first, self.last, self.count,
-                    self.failures, self.tool_ms, self.same)
+                    self.failures, self.tool_ms, bool(self.same))
 
 
 class LoopFinder:

@@ -59,23 +59,33 @@ T = TypeVar("T")
 
 class Call:
     """A tool call of the stream (long_session_sql.TOOL_CALL_COLUMNS), as LoopFinder reads it.
-    Its tool_call and output_data JSON come only with a call whose key can loop; a call stored
-    without a key (before m034) gets it from that JSON here."""
+    Its tool_call and output_data JSON come only with a call whose key can loop, and are read
+    only when the finder asks what it returned; a call stored without a key (before m034)
+    gets it from that JSON here."""
 
     __slots__ = ("seq", "event_id", "timestamp", "tool_name", "is_error", "duration_ms", "tool_key",
-                 "call", "output_key")
+                 "_tool_call", "_output_data", "_call", "_output_key")
 
     def __init__(self, row: tuple) -> None:
         (self.seq, self.event_id, self.timestamp, self.tool_name, is_error, duration, self.tool_key,
-         tool_call, output_data) = row
+         self._tool_call, self._output_data) = row
         self.is_error = bool(is_error)
         self.duration_ms = None if duration is None else float(duration)
-        self.call = self.output_key = None
-        if tool_call is not None or output_data is not None:
-            self.call = orjson.loads(tool_call) if tool_call is not None else None
-            self.output_key = output_key(self.call, output_data)
-            if self.tool_key is None:
-                self.tool_key = call_key(self.tool_name, self.call)
+        self._call = self._output_key = _UNREAD
+        if self.tool_key is None:
+            self.tool_key = call_key(self.tool_name, self.call)
+
+    @property
+    def call(self) -> dict | None:
+        if self._call is _UNREAD:
+            self._call = orjson.loads(self._tool_call) if self._tool_call is not None else None
+        return self._call
+
+    @property
+    def output_key(self) -> bytes | None:
+        if self._output_key is _UNREAD:
+            self._output_key = output_key(self.call, self._output_data)
+        return self._output_key
 
     @property
     def order(self) -> tuple[str, int]:
@@ -84,6 +94,9 @@ class Call:
     @property
     def tool_input(self) -> str | None:
         return as_text(tool_field(self.call, "input"))
+
+
+_UNREAD = object()
 
 
 class _KeptLoops(LoopFinder):

@@ -239,7 +239,11 @@ def session_last_body(db: sqlite_utils.Database, session_id: str, successful: bo
 def iter_tool_calls(db: sqlite_utils.Database, session_id: str, min_repeats: int) -> Iterator[tuple]:
     """The session's tool calls that loop detection must see, in order (long_session_sql.tool_calls),
     streamed."""
-    cursor = db.conn.execute(long_sql.tool_calls(_LONG, min_repeats), [session_id, session_id])
+    counts = db.conn.execute(long_sql.tool_call_counts(_LONG, min_repeats), [session_id]).fetchone()
+    sql = long_sql.tool_calls(_LONG, min_repeats, counts)
+    if sql is None:
+        return
+    cursor = db.conn.execute(sql, [session_id] * sql.count("?"))
     while rows := cursor.fetchmany(2000):
         yield from rows
 
