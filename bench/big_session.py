@@ -42,13 +42,14 @@ from _report import ROOT, Report, sized  # noqa: E402
 CACHE = ROOT / "bench" / ".cache"
 BIN = Path(sys.executable).parent
 SESSION = "marathon"
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: tool calls stored with their keys (m034)
 MIB = 1024 * 1024
 
 
-def build(where: str, events: int) -> None:
+def build(where: str, events: int, repeated: bool = False) -> None:
     """One session of `events` events (llm and tool calls, every 50th an error), ingested by
-    the CLI's bulk path into `where` (a SQLite file or a PostgreSQL URL)."""
+    the CLI's bulk path into `where` (a SQLite file or a PostgreSQL URL). Each tool call has
+    its own input, or (`repeated`) one of 7 tools is called with the same input every time."""
     source = CACHE / f"big-session-{events}.jsonl"
     with source.open("w") as out:
         out.write(json.dumps({"session_id": SESSION, "event_type": "session_start", "agent_name": "marathon-agent",
@@ -59,7 +60,7 @@ def build(where: str, events: int) -> None:
             event = {"session_id": SESSION, "event_id": f"m-{i}", "timestamp": stamp,
                      "event_type": "tool_call" if i % 3 == 0 else "llm_call", "duration_ms": 20 + i % 50}
             if i % 3 == 0:
-                event["tool_call"] = {"name": f"tool-{i % 7}", "input": {"q": f"step {i}"}}
+                event["tool_call"] = {"name": f"tool-{i % 7}", "input": {"q": "status" if repeated else f"step {i}"}}
             else:
                 event.update(model="gpt-4o-mini", tokens_in=100 + i % 30, tokens_out=20,
                              output_data={"text": f"answer {i}"})
@@ -70,10 +71,11 @@ def build(where: str, events: int) -> None:
                    stdout=subprocess.DEVNULL)
     source.unlink()
     if where.startswith("postgresql://"):
-        # What autovacuum does soon after a bulk load: without statistics the planner takes
-        # the session for a few rows.
+        # What autovacuum does soon after a bulk load (PostgreSQL 13 on vacuums after inserts
+        # too): without statistics the planner takes the session for a few rows, and without
+        # the visibility map an index-only scan reads the table as well.
         conn, _ = connect(where)
-        conn.execute("ANALYZE events")
+        conn.execute("VACUUM ANALYZE events")
         conn.close()
 
 
@@ -163,10 +165,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--pg", metavar="URL", help="a PostgreSQL database for the session (else SQLite)")
+    parser.add_argument("--repeated-calls", action="store_true",
+                        help="every tool call repeats one of 7 calls (the most loop detection reads)")
     parser.add_argument("--report")
     args = parser.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
-    where = args.pg or str(CACHE / f"big-session-{args.events}-v{GENERATOR_VERSION}.db")
+    shape = "-repeated" if args.repeated_calls else ""
+    where = args.pg or str(CACHE / f"big-session-{args.events}{shape}-v{GENERATOR_VERSION}.db")
     backend = "PostgreSQL" if args.pg else "SQLite"
     report = Report(f"One huge session ({backend})")
     stored = stored_events(where)
@@ -175,7 +180,7 @@ def main() -> None:
                          f"give an empty database")
     if not stored:
         started = time.perf_counter()
-        build(where, args.events)
+        build(where, args.events, args.repeated_calls)
         report.figure(f"built {args.events:,} events in one session in {time.perf_counter() - started:.0f} s")
     conn, mark = connect(where)
     reference = []

@@ -34,6 +34,7 @@ class EventRow(NamedTuple):
     tokens_cache_read: int | None
     tokens_cache_write: int | None
     tokens_reasoning: int | None
+    tool_key: int | None  # what makes two tool calls identical (services/call_keys.call_key)
 
 
 # --- The body of `POST /events` and its answer --------------------------------------------------

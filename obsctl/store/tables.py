@@ -34,7 +34,7 @@ COPIED_TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("events", ("id", "event_id", "session_id", "event_type", "timestamp", "model", "tokens_in",
                 "tokens_out", "duration_ms", "input_data", "output_data", "tool_call", "decision_trace",
                 "metadata", "agent_name", "tool_name", "is_error", "parent_id", "cost_usd",
-                "tokens_cache_read", "tokens_cache_write", "tokens_reasoning")),
+                "tokens_cache_read", "tokens_cache_write", "tokens_reasoning", "tool_key")),
     ("otlp_trace_sessions", ("trace_id", "session_id")),
     ("session_tags", ("session_id", "key", "value")),
     ("cost_prices", ("id", "prices", "mixed", "updated_at", "repriced_at")),

@@ -194,7 +194,7 @@ def _prepare(valid: Sequence[ValidEvent], seen: set[str], pricer: Pricer,
         row = v.row
         # The row's fields in one step (EventRow's order), cheaper than attribute by attribute.
         (event_id, session_id, event_type, ts, model, tokens_in, tokens_out, duration, _, _, _, _,
-         metadata, agent, _, is_error, _, cache_read, cache_write, reasoning) = row
+         metadata, agent, _, is_error, _, cache_read, cache_write, reasoning, _) = row
         if event_id in seen:
             continue
         seen.add(event_id)

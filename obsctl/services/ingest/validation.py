@@ -17,6 +17,7 @@ import orjson
 
 from obsctl.config import DEFAULT_MAX_FUTURE_SKEW
 from obsctl.models.ingest import MAX_DURATION_MS, MAX_ID_LEN, MAX_TEXT_LEN, MAX_TOKENS, EventRow
+from obsctl.services.call_keys import call_key
 from obsctl.services.ingest.shape import (
     EVENT_FIELDS,
     UnknownFields,
@@ -200,11 +201,13 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
     client_id = event_id is not None
     if not client_id:
         event_id = str(uuid.uuid4())
-    tool_name = None
+    tool_name = tool_key = None
     if tool_call is not None:
         tool_name = tool_field(tool_call, "name")
-        if tool_name is not None and type(tool_name) is not str:
-            tool_name = str(tool_name)[:MAX_TEXT_LEN]
+        if tool_name is not None:
+            if type(tool_name) is not str:
+                tool_name = str(tool_name)[:MAX_TEXT_LEN]
+            tool_key = call_key(tool_name, tool_call)
     # No name or id needs a NUL character, and PostgreSQL text cannot hold one: refused on
     # every store alike (the objects are JSON text, where it is written as \u0000).
     if ("\x00" in session_id or "\x00" in event_type or "\x00" in event_id
@@ -226,7 +229,7 @@ def validate_event(ev: Any, index: int, errors: list, now: str, limit: str = NO_
     row = _new_row(EventRow, (
         event_id, session_id, event_type, timestamp, model, tokens_in, tokens_out, duration,
         input_json, output_json, tool_json, trace_json, metadata_json, agent_name, tool_name,
-        is_error, parent_id, cache_read, cache_write, reasoning,
+        is_error, parent_id, cache_read, cache_write, reasoning, tool_key,
     ))
     return _new_row(ValidEvent, (row, client_id, status, final_in, final_out, unknown, tags))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import orjson
 
 import obsctl.services.triage.anomaly as anomaly
+from obsctl.services.call_keys import call_key, output_key
 from obsctl.services.error_kinds import (
     ErrorGroup,
     classify_error,
@@ -46,7 +47,7 @@ class Step:
     tokens_out: int | None
     duration_ms: float | None
     tool_name: str | None
-    tool_key: bytes | None  # tool name and canonical input: equal keys = identical calls
+    tool_key: int | None  # services/call_keys.call_key: equal keys = identical calls
     tool_input: str | None
     is_error: bool
     lifecycle: bool
@@ -83,20 +84,15 @@ def step_of(index: int, row: tuple) -> Step:
      tool_call, decision_trace, tool_name, is_error, parent_id, cache_read, cache_write,
      reasoning) = row[:STEP_ROW_WIDTH]
     call = orjson.loads(tool_call) if tool_call is not None else None
-    tool_key = tool_input = output_key = None
+    tool_key = tool_input = returned = None
     if tool_name is not None:
-        raw_input = tool_field(call, "input")
-        tool_key = orjson.dumps([tool_name, raw_input], option=orjson.OPT_SORT_KEYS)
-        tool_input = as_text(raw_input)
-        returned = tool_field(call, "output")
-        if returned is None and output_data is not None:
-            returned = orjson.loads(output_data)
-        if returned is not None:
-            output_key = orjson.dumps(returned, option=orjson.OPT_SORT_KEYS)
+        tool_key = call_key(tool_name, call)
+        tool_input = as_text(tool_field(call, "input"))
+        returned = output_key(call, output_data)
     step = Step(index, seq, event_id, event_type, timestamp, model, tokens_in, tokens_out,
                 None if duration_ms is None else float(duration_ms), tool_name, tool_key, tool_input,
                 bool(is_error), event_type in LIFECYCLE_TYPES, parent_id, output_data, decision_trace,
-                output_key=output_key, tokens_cache_read=cache_read, tokens_cache_write=cache_write,
+                output_key=returned, tokens_cache_read=cache_read, tokens_cache_write=cache_write,
                 tokens_reasoning=reasoning)
     if step.is_error:
         output = orjson.loads(output_data) if output_data is not None else None
@@ -160,18 +156,24 @@ class _Run:
         self.key, self.first, self.last = call.tool_key, call, call
         self.count, self.failures = 1, int(call.is_error)
         self.tool_ms = 0.0 + (call.duration_ms or 0.0)
-        self.same = call.output_key is not None
+        # Whether every call returned the same thing: looked at once a second call joins, so
+        # that a call that starts no run is never asked what it returned (a long session's
+        # calls work that out from their JSON).
+        self.same = None
 
     def add(self, call) -> None:
         self.last = call
         self.count += 1
         self.failures += call.is_error
         self.tool_ms += call.duration_ms or 0.0
-        self.same = self.same and call.output_key == self.first.output_key
+        first = self.first.output_key
+        if self.same is None:
+            self.same = first is not None
+        self.same = self.same and call.output_key == first
 
     def loop(self) -> Loop:
         return Loop(self.first.tool_name, self.first.tool_input, self.first, self.last, self.count,
-                    self.failures, self.tool_ms, self.same)
+                    self.failures, self.tool_ms, bool(self.same))
 
 
 class LoopFinder:

@@ -8,7 +8,10 @@ bounded reads (store/long_session_sql.py) instead of every event.
   are built from them, and the places of those the postmortem timeline shows are counted. The error counts and rates
   always cover every error.
 - Loops: the session's tool calls are streamed once through the same LoopFinder, which keeps
-  a run as its first and last call; the LOOPS_KEPT longest loops are kept.
+  a run as its first and last call; the LOOPS_KEPT longest loops are kept. SQL leaves out
+  the calls that cannot change what it finds (long_session_sql.tool_calls): a call whose
+  key (tool and input) the session has fewer than LOOP_MIN_REPEATS times, except the last
+  successful one before a call that can loop.
 - The postmortem's timeline gets the first and last ENDS_READ events.
 
 On a session of up to ANALYSIS_EVENTS events the two give the same report (a test builds
@@ -18,18 +21,22 @@ every session both ways); a longer session's report says what it left out
 
 from __future__ import annotations
 
-import contextlib
 import heapq
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import orjson
 
 import obsctl.services.triage.anomaly as anomaly
+from obsctl.services.call_keys import call_key, output_key
 from obsctl.services.error_kinds import group_errors
 from obsctl.services.sessions.fields import as_text
 from obsctl.services.triage.cost import cost_summary, model_usage, usage_rows
 from obsctl.services.triage.facts import (
     ENDS_READ,
     ERRORS_PLACED,
+    LOOP_MIN_REPEATS,
     SLOW_IDS,
     STEP_ROW_WIDTH,
     LoopFinder,
@@ -40,28 +47,45 @@ from obsctl.services.triage.facts import (
     sort_slow,
     step_of,
 )
-from obsctl.vocabulary import LIFECYCLE_TYPES
+from obsctl.vocabulary import LIFECYCLE_TYPES, tool_field
 
 ERRORS_ANALYSED = 20_000
 LOOPS_KEPT = 100
 # A failed model call's next model call is looked up in SQL, for at most this many errors per
 # analysis (tool calls' come with the stream of calls).
 MODEL_LOOKUPS = 200
+T = TypeVar("T")
 
 
 class Call:
-    """A tool call of the stream, as LoopFinder reads it."""
+    """A tool call of the stream (long_session_sql.TOOL_CALL_COLUMNS), as LoopFinder reads it.
+    Its tool_call and output_data JSON come only with a call whose key can loop, and are read
+    only when the finder asks what it returned; a call stored without a key (before m034)
+    gets it from that JSON here."""
 
     __slots__ = ("seq", "event_id", "timestamp", "tool_name", "is_error", "duration_ms", "tool_key",
-                 "raw_input", "output_key")
+                 "_tool_call", "_output_data", "_call", "_output_key")
 
     def __init__(self, row: tuple) -> None:
-        (self.seq, self.event_id, self.timestamp, self.tool_name, is_error, duration, self.raw_input,
-         output) = row
+        (self.seq, self.event_id, self.timestamp, self.tool_name, is_error, duration, self.tool_key,
+         self._tool_call, self._output_data) = row
         self.is_error = bool(is_error)
         self.duration_ms = None if duration is None else float(duration)
-        self.tool_key = (self.tool_name, self.raw_input)
-        self.output_key = output
+        self._call = self._output_key = _UNREAD
+        if self.tool_key is None:
+            self.tool_key = call_key(self.tool_name, self.call)
+
+    @property
+    def call(self) -> dict | None:
+        if self._call is _UNREAD:
+            self._call = orjson.loads(self._tool_call) if self._tool_call is not None else None
+        return self._call
+
+    @property
+    def output_key(self) -> bytes | None:
+        if self._output_key is _UNREAD:
+            self._output_key = output_key(self.call, self._output_data)
+        return self._output_key
 
     @property
     def order(self) -> tuple[str, int]:
@@ -69,12 +93,10 @@ class Call:
 
     @property
     def tool_input(self) -> str | None:
-        raw = self.raw_input
-        if isinstance(raw, str):
-            # JSON text, except a string, which SQLite's json_extract gives unquoted.
-            with contextlib.suppress(orjson.JSONDecodeError):
-                raw = orjson.loads(raw)
-        return as_text(raw)
+        return as_text(tool_field(self.call, "input"))
+
+
+_UNREAD = object()
 
 
 class _KeptLoops(LoopFinder):
@@ -94,33 +116,43 @@ def _longest(loops: list) -> list:
     return [loops[i] for i in sorted(kept)]
 
 
-def _errors(store, session_id: str, types: list[str], steps: list[Step]) -> tuple[list[Step], list[int]]:
-    """(the analysed errors, of these body event types, the successful body events before each
-    since the error before it, counted up to 4). An error's place in the session (`index`) is
-    known in the first and last ENDS_READ events and for the first ERRORS_PLACED after them
-    (what the postmortem timeline shows); elsewhere it is -1."""
-    rows = store.triage.session_error_rows(session_id, types, ERRORS_ANALYSED) if types else []
+def _error_reads(store, session_id: str, head: list[tuple]) -> tuple[list[tuple], list[tuple]]:
+    """(the first ERRORS_ANALYSED failed body events, the places of the first ERRORS_PLACED of
+    them after the first events `head`: (id, events since the error before it))."""
+    rows = store.triage.session_error_rows(session_id, ERRORS_ANALYSED)
+    if not rows or not head:
+        return rows, []
+    last = step_of(len(head) - 1, head[-1])
+    return rows, store.triage.session_error_places(session_id, last.order, ERRORS_PLACED)
+
+
+def _errors(rows: list[tuple], place_rows: list[tuple],
+            steps: list[Step]) -> tuple[list[Step], list[int], dict[str, tuple[str, bool]]]:
+    """(the analysed errors, the successful body events before each since the error before it,
+    counted up to 4, {failed tool call's event id: (the next tool call's tool, whether it
+    failed)}) from _error_reads. An error's place in the session (`index`) is known in the
+    first and last ENDS_READ events and for the first ERRORS_PLACED after them (what the
+    postmortem timeline shows); elsewhere it is -1."""
     places = {s.seq: s.index for s in steps}
-    if rows and steps:
-        head_last = max((s for s in steps if s.index < ENDS_READ), key=lambda s: s.index)
-        index = -1
-        for seq, between in store.triage.session_error_places(session_id, types, head_last.order, ERRORS_PLACED):
-            index += between + 1
-            places.setdefault(seq, index)
-    errors, successes_before = [], []
+    index = -1
+    for seq, between in place_rows:
+        index += between + 1
+        places.setdefault(seq, index)
+    errors, successes_before, following = [], [], {}
     for row in rows:
         step = step_of(places.get(row[0], -1), row)
         # Kept for the timeline's description and the cascades, not for loops or outputs.
         step.output_data = step.decision_trace = step.tool_key = step.output_key = None
         successes_before.append(row[STEP_ROW_WIDTH])
         errors.append(step)
-    return errors, successes_before
+        next_tool, next_failed = row[STEP_ROW_WIDTH + 1:STEP_ROW_WIDTH + 3]
+        if next_tool is not None:
+            following[step.event_id] = (next_tool, bool(next_failed))
+    return errors, successes_before, following
 
 
-def _sample(store, session_id: str, step_count: int) -> list[Step]:
-    """The first and last ENDS_READ events."""
-    head = store.triage.session_end_rows(session_id, ENDS_READ, False)
-    tail = store.triage.session_end_rows(session_id, ENDS_READ, True)
+def _sample(head: list[tuple], tail: list[tuple], step_count: int) -> list[Step]:
+    """The steps of the first events (`head`) and the last (`tail`, newest first)."""
     steps = {i: step_of(i, row) for i, row in enumerate(head)}
     for k, row in enumerate(tail):
         index = step_count - 1 - k
@@ -129,20 +161,15 @@ def _sample(store, session_id: str, step_count: int) -> list[Step]:
     return [steps[i] for i in sorted(steps)]
 
 
-def _loops(store, session_id: str) -> tuple[list, list, dict]:
-    """(loops, loops of successful calls, {failed tool call's event id: (next tool, failed)})."""
+def _loops(store, session_id: str) -> tuple[list, list]:
+    """(loops, loops of successful calls)."""
     loops, success_loops = _KeptLoops(), _KeptLoops()
-    following: dict[str, tuple[str, bool]] = {}
-    previous = None
-    for row in store.triage.iter_tool_calls(session_id):
+    for row in store.triage.iter_tool_calls(session_id, LOOP_MIN_REPEATS):
         call = Call(row)
         loops.feed(call)
         if not call.is_error:
             success_loops.feed(call)
-        if previous is not None and previous.is_error:
-            following[previous.event_id] = (call.tool_name, call.is_error)
-        previous = call
-    return loops.finish(), success_loops.finish(), following
+    return loops.finish(), success_loops.finish()
 
 
 def _slow(store, session_id: str, durations: dict, baseline, tools: dict) -> list[SlowKind]:
@@ -165,9 +192,34 @@ def _slow(store, session_id: str, durations: dict, baseline, tools: dict) -> lis
     return sort_slow(slow)
 
 
+def _beside(pool: ThreadPoolExecutor, store, work: Callable[..., T], *args) -> Callable[[], T]:
+    """`work(store, *args)` started on one of `pool`'s threads, with its own connection
+    (store.side_reader); call what this returns for its result. On a store without a side
+    reader, the work runs on this thread when its result is asked for."""
+    def run() -> tuple[bool, T | None]:
+        with store.side_reader() as side:
+            return (False, None) if side is None else (True, work(side, *args))
+
+    future = pool.submit(run)
+
+    def result() -> T:
+        done, value = future.result()
+        return value if done else work(store, *args)
+    return result
+
+
 def analyse_long(store, session: dict, pricer) -> SessionAnalysis:
-    """The analysis of a long session (see the module docstring)."""
+    """The analysis of a long session (see the module docstring). The tool calls and the errors
+    are read on two more threads while this one reads the rest: the engine does most of the
+    work of each read, so they overlap (on PostgreSQL each has its own server process)."""
     session_id = session["session_id"]
+    head = store.triage.session_end_rows(session_id, ENDS_READ, False)
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="obsctl-triage")
+    try:
+        loops_read = _beside(pool, store, _loops, session_id)
+        errors_read = _beside(pool, store, _error_reads, session_id, head)
+    finally:
+        pool.shutdown(wait=False)  # each thread ends with its read
     breakdown = store.triage.session_breakdown(session_id)
     body = [r for r in breakdown if r[0] not in LIFECYCLE_TYPES]
     step_count = sum(r[4] for r in breakdown)
@@ -194,8 +246,8 @@ def analyse_long(store, session: dict, pricer) -> SessionAnalysis:
     slow = _slow(store, session_id, durations, baseline, tools)
     thresholds = {(k.event_type, k.tool_name): k.threshold_ms for k in slow}
 
-    steps = _sample(store, session_id, step_count)
-    errors, successes_before = _errors(store, session_id, sorted({r[0] for r in body if r[1]}), steps)
+    steps = _sample(head, store.triage.session_end_rows(session_id, ENDS_READ, True), step_count)
+    errors, successes_before, following = _errors(*errors_read(), steps)
     for step in errors:
         if step.tool_name is not None:
             modes = tools[step.tool_name].failure_modes
@@ -204,7 +256,7 @@ def analyse_long(store, session: dict, pricer) -> SessionAnalysis:
         threshold = thresholds.get(step.kind_key)
         step.slow = (threshold is not None and not step.is_error and not step.lifecycle
                      and step.duration_ms is not None and step.duration_ms > threshold)
-    loops, success_loops, following = _loops(store, session_id)
+    loops, success_loops = loops_read()
     last = store.triage.session_last_body(session_id, False)
     last_success = store.triage.session_last_body(session_id, True)
     lookups = [0]

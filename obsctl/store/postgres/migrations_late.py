@@ -189,3 +189,19 @@ def m031(conn: psycopg.Connection) -> None:
 def m032(conn: psycopg.Connection) -> None:
     # SQLite's m032: background sessions (work outside any agent run).
     conn.execute("ALTER TABLE sessions ADD COLUMN background SMALLINT NOT NULL DEFAULT 0")
+
+
+def m033(conn: psycopg.Connection) -> None:
+    # SQLite's m033: the cache and reasoning token columns join the breakdown's index.
+    conn.execute("DROP INDEX IF EXISTS idx_events_session_stats")
+    conn.execute("CREATE INDEX idx_events_session_stats ON events(session_id, event_type, model, tool_name, "
+                 "is_error, duration_ms, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, "
+                 "tokens_reasoning)")
+
+
+def m034(conn: psycopg.Connection) -> None:
+    # SQLite's m034: each tool call's key; a session's tool calls, and its errors, in order.
+    conn.execute("ALTER TABLE events ADD COLUMN tool_key BIGINT")
+    conn.execute("CREATE INDEX idx_events_session_tools ON events(session_id, timestamp, id, is_error, tool_key) "
+                 "WHERE tool_name IS NOT NULL AND event_type NOT IN ('session_start', 'session_end')")
+    conn.execute("CREATE INDEX idx_events_session_errors ON events(session_id, timestamp, id) WHERE is_error = 1")

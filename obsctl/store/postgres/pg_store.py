@@ -255,6 +255,12 @@ class PgStore:
         """The enclosed reads all see the same data (one REPEATABLE READ transaction)."""
         return self._unit(snapshot=True)
 
+    @contextmanager
+    def side_reader(self) -> Iterator[PgStore]:
+        """A store for reads on another thread beside this one's: this one, whose calls on
+        another thread borrow their own connection from the pool."""
+        yield self
+
     # Facts about the store -----------------------------------------------------------------
 
     def schema_version(self) -> int:

@@ -59,6 +59,8 @@ from obsctl.store.postgres.migrations_late import (
     m029,
     m031,
     m032,
+    m033,
+    m034,
     m039,
     m040,
 )
@@ -98,6 +100,8 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m039_event_stats_costs", m039),
     ("m040_session_stats_costs", m040),
     ("m032_background_sessions", m032),
+    ("m033_session_breakdown_tokens", m033),
+    ("m034_long_session_reads", m034),
 ]
 
 

@@ -185,45 +185,57 @@ def error_events(conn: psycopg.Connection, since: str, until: str, agent: str | 
 
 
 # A long session's analysis (services/triage/long.py): the SQL is in store/long_session_sql.py.
+_CHUNK_ROWS = 2000
 _LONG = long_sql.Dialect(
     mark="%s",
-    durations="array_agg(duration_ms::float8) FILTER (WHERE duration_ms IS NOT NULL)",
-    tool_input="COALESCE(NULLIF(tool_call::jsonb -> 'input', 'null'), tool_call::jsonb -> 'tool_input')::text",
-    tool_output="COALESCE(NULLIF(tool_call::jsonb -> 'output', 'null'), "
-                "NULLIF(tool_call::jsonb -> 'tool_output', 'null'), NULLIF(output_data::jsonb, 'null'))::text",
+    # NUMERIC's text is exact and never has an exponent: 0.42 s against array_agg's 0.70 s
+    # for the durations of a 1M-event session, read and parsed.
+    durations="string_agg(duration_ms::text, ',') FILTER (WHERE duration_ms IS NOT NULL)",
+    # A float8 is loaded in C; a NUMERIC through _SqliteNumeric in Python (0.3 s for 333k calls).
+    duration="duration_ms::float8",
 )
 
 
 def session_breakdown(conn: psycopg.Connection, session_id: str) -> list[tuple]:
     """As obsctl/store/sqlite/triage.session_breakdown."""
     rows = conn.execute(long_sql.breakdown(_LONG), [session_id]).fetchall()
-    return [(*row[:8], row[8] or [], *row[9:]) for row in rows]
+    return [(*row[:8], long_sql.numbers(row[8]), *row[9:]) for row in rows]
 
 
-def session_error_rows(conn: psycopg.Connection, session_id: str, event_types: list[str],
-                       cap: int) -> list[tuple]:
-    sql = long_sql.errors(_LONG, len(event_types))
-    return conn.execute(sql, [session_id, *event_types, cap, session_id]).fetchall()
+def session_error_rows(conn: psycopg.Connection, session_id: str, cap: int) -> list[tuple]:
+    """The first `cap` failed body events in order (long_session_sql.errors)."""
+    return conn.execute(long_sql.errors(_LONG), [session_id, cap, session_id, session_id, session_id]).fetchall()
 
 
 def session_end_rows(conn: psycopg.Connection, session_id: str, count: int, last: bool) -> list[tuple]:
     return conn.execute(long_sql.ends(_LONG, last), [session_id, count]).fetchall()
 
 
-def session_error_places(conn: psycopg.Connection, session_id: str, event_types: list[str],
-                         after: tuple[str, int], count: int) -> list[tuple[int, int]]:
-    """(id, events since the error before it) of the first `count` errors of `event_types` after
+def session_error_places(conn: psycopg.Connection, session_id: str, after: tuple[str, int],
+                         count: int) -> list[tuple[int, int]]:
+    """(id, events since the error before it) of the first `count` failed body events after
     the (timestamp, id) `after`; the first counts every event before it."""
-    sql = long_sql.error_places(_LONG, len(event_types))
-    return conn.execute(sql, [session_id, *event_types, after[0], *after, count, session_id]).fetchall()
+    return conn.execute(long_sql.error_places(_LONG), [session_id, after[0], *after, count, session_id]).fetchall()
 
 
 def session_last_body(conn: psycopg.Connection, session_id: str, successful: bool) -> tuple | None:
     return conn.execute(long_sql.last_body(_LONG, successful), [session_id]).fetchone()
 
 
-def iter_tool_calls(conn: psycopg.Connection, session_id: str) -> Iterator[tuple]:
-    return stream_rows(conn, long_sql.tool_calls(_LONG), [session_id])
+def iter_tool_calls(conn: psycopg.Connection, session_id: str, min_repeats: int) -> Iterator[tuple]:
+    """As obsctl/store/sqlite/triage.iter_tool_calls: in chunks of one statement's result where
+    libpq has them (17 on; twice as fast as a server-side cursor here, 0.8 s against 1.8 s for
+    333k calls), else through a server-side cursor (stream_rows). Nothing else may run on
+    the connection until the stream ends."""
+    counts = conn.execute(long_sql.tool_call_counts(_LONG, min_repeats), [session_id]).fetchone()
+    sql = long_sql.tool_calls(_LONG, min_repeats, counts)
+    if sql is None:
+        return
+    params = [session_id] * sql.count("%s")
+    if psycopg.pq.version() < 170000:
+        yield from stream_rows(conn, sql, params)
+    else:
+        yield from conn.cursor().stream(sql, params, size=_CHUNK_ROWS)
 
 
 def next_model_call(conn: psycopg.Connection, session_id: str, timestamp: str, row_id: int) -> tuple | None:

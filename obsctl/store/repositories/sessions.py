@@ -95,11 +95,12 @@ class TriageRepository(Protocol):
         """A session's events added up per (event_type, is_error, model, tool_name): counts,
         tokens, the durations' sum and the durations (store/long_session_sql.py)."""
 
-    def session_error_rows(self, session_id: str, event_types: list[str], cap: int) -> list[tuple]:
-        """The first `cap` failed events of these types in order, each with the successful body
-        events since the error before it (counted up to 4)."""
+    def session_error_rows(self, session_id: str, cap: int) -> list[tuple]:
+        """The first `cap` failed body events in order, each with the successful body events
+        since the error before it (counted up to 4), then the tool name and is_error of the
+        tool call after a failed tool call."""
 
-    def session_error_places(self, session_id: str, event_types: list[str], after: tuple[str, int],
+    def session_error_places(self, session_id: str, after: tuple[str, int],
                              count: int) -> list[tuple[int, int]]:
         """(id, events since the error before it) of the first `count` errors after `after`."""
 
@@ -109,8 +110,9 @@ class TriageRepository(Protocol):
     def session_last_body(self, session_id: str, successful: bool) -> tuple | None:
         """(timestamp, id, is_error) of the last body event (or the last successful one)."""
 
-    def iter_tool_calls(self, session_id: str) -> Iterator[tuple]:
-        """The session's tool calls in order with their input and output as JSON text, streamed."""
+    def iter_tool_calls(self, session_id: str, min_repeats: int) -> Iterator[tuple]:
+        """The session's tool calls that loop detection must see, in order, streamed: the JSON
+        of those whose key the session has at least `min_repeats` times (long_session_sql)."""
 
     def next_model_call(self, session_id: str, timestamp: str, row_id: int) -> tuple | None:
         """(model, is_error) of the first body event with a model after (timestamp, id)."""

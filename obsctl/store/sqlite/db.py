@@ -102,7 +102,7 @@ def open_db_readonly(settings_or_path) -> sqlite_utils.Database:
     path = _path_of(settings_or_path)
     _require_file(path)
     try:
-        db = _connect_readonly(path)
+        db = connect_readonly(path)
         pending = migrations.pending(db)
     except sqlite3.DatabaseError as exc:
         raise ServiceUnavailable(f"cannot open the database {path}: {exc}") from None
@@ -131,7 +131,8 @@ def _require_file(path: Path) -> None:
         raise InvalidInput(f"{path} is a directory, not a database file")
 
 
-def _connect_readonly(path: Path) -> sqlite_utils.Database:
+def connect_readonly(path: Path) -> sqlite_utils.Database:
+    """A read-only connection to an existing obsctl file (immutable on read-only storage)."""
     uri = path.resolve().as_uri()
     try:
         conn = _probe(f"{uri}?mode=ro")

@@ -217,3 +217,28 @@ def m032_background_sessions(db):
     # agent span and no model or tool call) is a background session: kept and shown, left out
     # of triage batch and scorecards. Set by OTLP ingest (services/otlp); 0 for everything else.
     db.execute("ALTER TABLE sessions ADD COLUMN background INTEGER NOT NULL DEFAULT 0")
+
+
+def m033_session_breakdown_tokens(db):
+    # Issue 32: m031's cache and reasoning token columns join the index a session's breakdown
+    # reads, which covered every column that breakdown summed until m031 added three: without
+    # them triage's breakdown of a 1M-event session read every row of the table (0.4 -> 2.4 s).
+    db.execute("DROP INDEX IF EXISTS idx_events_session_stats")
+    db.execute("CREATE INDEX idx_events_session_stats ON events(session_id, event_type, model, tool_name, "
+               "is_error, duration_ms, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, "
+               "tokens_reasoning)")
+
+
+def m034_long_session_reads(db):
+    # Issue 32: what a long session's analysis reads without touching the rest of it.
+    # - Each tool call's key (services/call_keys.call_key: a hash of the tool's name and
+    #   canonical input), set by ingest, and an index of a session's tool calls in order with
+    #   their outcome and key: loop detection counts the keys and keeps only the calls that
+    #   can be part of a loop without reading any call's JSON (store/long_session_sql.tool_calls).
+    #   Calls stored before have no key (NULL): a session with such a call is read whole.
+    # - A session's errors in order, so that its first errors are read without a sort and
+    #   without knowing their event types first.
+    db.execute("ALTER TABLE events ADD COLUMN tool_key INTEGER")
+    db.execute("CREATE INDEX idx_events_session_tools ON events(session_id, timestamp, id, is_error, tool_key) "
+               "WHERE tool_name IS NOT NULL AND event_type NOT IN ('session_start', 'session_end')")
+    db.execute("CREATE INDEX idx_events_session_errors ON events(session_id, timestamp, id) WHERE is_error = 1")

@@ -43,6 +43,8 @@ _ORDER = (
     late.m039_event_stats_costs,
     late.m040_session_stats_costs,
     late.m032_background_sessions,
+    late.m033_session_breakdown_tokens,
+    late.m034_long_session_reads,
 )
 for _migration in _ORDER:
     migrations()(_migration)

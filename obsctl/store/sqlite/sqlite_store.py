@@ -195,6 +195,23 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise translate_error(exc) from None
 
+    @contextmanager
+    def side_reader(self) -> Iterator[SqliteStore | None]:
+        """A store for reads on another thread beside this one's: its own read-only connection
+        to the same file, opened and closed on that thread. None for a store without a file
+        (the caller then reads on its own thread)."""
+        if self.path is None:
+            yield None
+            return
+        try:
+            handle = sqlite_db.connect_readonly(self.path)
+        except sqlite3.Error as exc:
+            raise translate_error(exc) from None
+        try:
+            yield SqliteStore.over(handle, self.path)
+        finally:
+            handle.close()
+
     # Facts about the store ---------------------------------------------------------------
 
     @property

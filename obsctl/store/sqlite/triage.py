@@ -196,21 +196,15 @@ def error_events(db: sqlite_utils.Database, since: str, until: str, agent: str |
         f"{where} ORDER BY e.timestamp, e.id LIMIT ?", [*params, cap]).fetchall()
 
 
-def exact_numbers(text: str | None) -> list[float]:
-    """The numbers of a group_concat of _EXACT: whole ones as int, others as float, as the
-    column reads back."""
-    if not text:
-        return []
-    return [float(v) if "." in v or "e" in v else int(v) for v in text.split(",")]
+# The numbers of a group_concat of _EXACT (each a JSON number: a REAL's text always has a '.'
+# or an exponent).
+exact_numbers = long_sql.numbers
 
 
 # A long session's analysis (services/triage/long.py): the SQL is in store/long_session_sql.py.
 _LONG = long_sql.Dialect(
     mark="?",
     durations=f"group_concat({_EXACT.format('duration_ms')}) FILTER (WHERE duration_ms IS NOT NULL)",
-    tool_input="COALESCE(json_extract(tool_call, '$.input'), json_extract(tool_call, '$.tool_input'))",
-    tool_output="COALESCE(json_extract(tool_call, '$.output'), json_extract(tool_call, '$.tool_output'), "
-                "json_extract(output_data, '$'))",
 )
 
 
@@ -221,12 +215,9 @@ def session_breakdown(db: sqlite_utils.Database, session_id: str) -> list[tuple]
     return [(*row[:8], exact_numbers(row[8]), *row[9:]) for row in rows]
 
 
-def session_error_rows(db: sqlite_utils.Database, session_id: str, event_types: list[str],
-                       cap: int) -> list[tuple]:
-    """The first `cap` failed events of `event_types` in order: STEP_COLUMNS, then the successful
-    body events between each and the error before it (up to long_session_sql.SUCCESSES_COUNTED)."""
-    sql = long_sql.errors(_LONG, len(event_types))
-    return db.conn.execute(sql, [session_id, *event_types, cap, session_id]).fetchall()
+def session_error_rows(db: sqlite_utils.Database, session_id: str, cap: int) -> list[tuple]:
+    """The first `cap` failed body events in order (long_session_sql.errors)."""
+    return db.conn.execute(long_sql.errors(_LONG), [session_id, cap, session_id, session_id, session_id]).fetchall()
 
 
 def session_end_rows(db: sqlite_utils.Database, session_id: str, count: int, last: bool) -> list[tuple]:
@@ -234,21 +225,25 @@ def session_end_rows(db: sqlite_utils.Database, session_id: str, count: int, las
     return db.conn.execute(long_sql.ends(_LONG, last), [session_id, count]).fetchall()
 
 
-def session_error_places(db: sqlite_utils.Database, session_id: str, event_types: list[str],
-                         after: tuple[str, int], count: int) -> list[tuple[int, int]]:
-    """(id, events since the error before it) of the first `count` errors of `event_types` after
+def session_error_places(db: sqlite_utils.Database, session_id: str, after: tuple[str, int],
+                         count: int) -> list[tuple[int, int]]:
+    """(id, events since the error before it) of the first `count` failed body events after
     the (timestamp, id) `after`; the first counts every event before it."""
-    sql = long_sql.error_places(_LONG, len(event_types))
-    return db.conn.execute(sql, [session_id, *event_types, after[0], *after, count, session_id]).fetchall()
+    return db.conn.execute(long_sql.error_places(_LONG), [session_id, after[0], *after, count, session_id]).fetchall()
 
 
 def session_last_body(db: sqlite_utils.Database, session_id: str, successful: bool) -> tuple | None:
     return db.conn.execute(long_sql.last_body(_LONG, successful), [session_id]).fetchone()
 
 
-def iter_tool_calls(db: sqlite_utils.Database, session_id: str) -> Iterator[tuple]:
-    """The session's tool calls in order (long_session_sql.TOOL_CALL_COLUMNS), streamed."""
-    cursor = db.conn.execute(long_sql.tool_calls(_LONG), [session_id])
+def iter_tool_calls(db: sqlite_utils.Database, session_id: str, min_repeats: int) -> Iterator[tuple]:
+    """The session's tool calls that loop detection must see, in order (long_session_sql.tool_calls),
+    streamed."""
+    counts = db.conn.execute(long_sql.tool_call_counts(_LONG, min_repeats), [session_id]).fetchone()
+    sql = long_sql.tool_calls(_LONG, min_repeats, counts)
+    if sql is None:
+        return
+    cursor = db.conn.execute(sql, [session_id] * sql.count("?"))
     while rows := cursor.fetchmany(2000):
         yield from rows
 

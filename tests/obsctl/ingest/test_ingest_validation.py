@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from obsctl.models.ingest import MAX_TOKENS, EventRow
+from obsctl.services.call_keys import call_key
 from obsctl.services.ingest import EVENT_FIELDS, NO_LIMIT, UnknownFields, validate_event, validate_events
 from obsctl.services.ingest.validation import _FIELD_ORDER
 from obsctl.timeutil import normalize_ts
@@ -91,7 +92,7 @@ def test_null_fields_are_fields_left_out():
     assert errors == []
     row = valid.row
     assert (row.session_id, row.event_type, row.timestamp) == ("unknown", "generic", NOW)
-    assert row[4:] == (None,) * 9 + (None, None, 0, None) + (None,) * 3
+    assert row[4:] == (None,) * 9 + (None, None, 0, None) + (None,) * 4
     assert valid.client_id is False and valid.unknown is None
 
 
@@ -107,7 +108,7 @@ def test_an_accepted_event_is_stored_as_given():
     assert tuple(valid.row) == (
         "e1", "s1", "llm_call", "2026-01-15T11:00:00.000Z", "m", 0, MAX_TOKENS, 2,
         '{"p":"é"}', '{"error":"x"}', '{"tool_name":7}', "{}", '{"deep":[1,{"y":null}]}', "a", "7", 1, "p",
-        None, None, None)
+        None, None, None, call_key("7", {"tool_name": 7}))
     assert type(valid.row.duration_ms) is int
     assert tuple(valid)[1:] == (True, "error", 3, 4, None, None)
 

@@ -172,3 +172,46 @@ def test_a_long_sessions_postmortem_lists_its_longest_cascades(db, pricer, monke
     assert [(c["cascade"], c["length"]) for c in long["cascades"]] == [(2, 3), (5, 4)]
     assert (long["cascades_left_out"], long["longest"], long["total_errors"]) == (4, 4, 12)
 
+
+
+def test_a_long_session_in_a_file_is_read_on_three_connections(tmp_path, pricer, monkeypatch):
+    """A store over a file reads a long session's tool calls and errors on two more threads,
+    each with its own read-only connection (store.side_reader): the same reports."""
+    import contextlib
+    import threading
+
+    from obsctl.store import open_store
+    from obsctl.store.sqlite.sqlite_store import SqliteStore
+
+    store = open_store(tmp_path / "obsctl.db")
+    long_session(store)
+    sides = []
+    original = SqliteStore.side_reader
+
+    @contextlib.contextmanager
+    def recorded(self):
+        with original(self) as side:
+            sides.append((side, threading.current_thread()))
+            yield side
+
+    monkeypatch.setattr(SqliteStore, "side_reader", recorded)
+    whole, long = both_ways(store, "marathon", pricer, monkeypatch)
+    assert long == whole and long[0]["loops"][0]["count"] == 12
+    # triage and the postmortem: the tool calls and the errors of each, on other threads and
+    # connections than the store's
+    assert len(sides) == 4
+    assert all(side is not None and side is not store and side.path == store.path
+               and thread is not threading.main_thread() for side, thread in sides)
+    store.close()
+
+
+def test_a_long_sessions_durations_read_back_exactly(db):
+    """The breakdown's durations (one text aggregate per group, parsed at once) are the values
+    a whole read gives, to the last bit, integers as integers."""
+    values = [0.1, 1e-07, 12345.678901234567, 2.5, 7, 19999.999999999996, 0.30000000000000004, 3]
+    ingest_events(db, [{"session_id": "d", "event_id": f"d{i}", "event_type": "llm_call", "model": "m",
+                        "timestamp": sc.ts(i), "duration_ms": v} for i, v in enumerate(values)])
+    [row] = db.triage.session_breakdown("d")
+    whole = [row[7] for row in db.triage.session_steps("d")]
+    assert sorted(row[8]) == sorted(whole) == sorted(values)
+    assert sorted(type(v).__name__ for v in row[8]) == sorted(type(v).__name__ for v in whole)
