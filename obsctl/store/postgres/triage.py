@@ -8,12 +8,14 @@ window (idx_sessions_agent_started) and their events, aggregated in SQL.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 
 import obsctl.store.long_session_sql as long_sql
 from obsctl.store.long_session_sql import STEP_COLUMNS
 from obsctl.store.postgres.sessions import stream_rows
+from obsctl.store.sql import one
 
 BASELINE_COLUMNS = (
     "session_id", "started_at", "ended_at", "last_event_at", "total_tokens_in",
@@ -103,7 +105,8 @@ def recent_session_ids(conn: psycopg.Connection, *, limit: int, min_events: int,
                        until: str | None = None) -> tuple[list[str], int]:
     """The `limit` most recently started sessions with at least `min_events` events (newest
     first) and how many sessions match in all."""
-    where, params = "WHERE event_count >= %s AND background = 0", [min_events]
+    where = "WHERE event_count >= %s AND background = 0"
+    params: list[Any] = [min_events]
     if agent is not None:
         where += " AND agent_name = %s"
         params.append(agent)
@@ -113,7 +116,7 @@ def recent_session_ids(conn: psycopg.Connection, *, limit: int, min_events: int,
     if until is not None:
         where += " AND started_at < %s"
         params.append(until)
-    total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
+    total = one(conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params))[0]
     ids = [row[0] for row in conn.execute(
         f"SELECT session_id FROM sessions {where} ORDER BY started_at DESC, session_id LIMIT %s",
         [*params, limit],
@@ -139,8 +142,8 @@ def postmortem_candidates(conn: psycopg.Connection, *, min_errors: int, limit: i
     count. Each row has the columns CANDIDATE_COLUMNS (see the SQLite module for the rule).
     """
     # With errors asked for, a session whose cost alone earns a severity is a candidate too.
-    where, params = "WHERE (error_events >= %s OR (%s > 0 AND cost_usd >= %s))", [min_errors, min_errors,
-                                                                                  cost_floors[2]]
+    where = "WHERE (error_events >= %s OR (%s > 0 AND cost_usd >= %s))"
+    params: list[Any] = [min_errors, min_errors, cost_floors[2]]
     if agent is not None:
         where += " AND agent_name = %s"
         params.append(agent)
@@ -156,7 +159,7 @@ def postmortem_candidates(conn: psycopg.Connection, *, min_errors: int, limit: i
     # The cost rule (SEV-2, SEV-3, SEV-4 from cost_floors down); the worse of the two wins.
     rank = (f"LEAST({rank}, CASE WHEN cost_usd >= %s THEN 2 WHEN cost_usd >= %s THEN 3"
             f" WHEN cost_usd >= %s THEN 4 ELSE 5 END)")
-    total = conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params).fetchone()[0]
+    total = one(conn.execute(f"SELECT COUNT(*) FROM sessions {where}", params))[0]
     cursor = conn.execute(
         f"SELECT {', '.join(CANDIDATE_COLUMNS[:-1])}, {rank} AS r FROM sessions {where} "
         f"ORDER BY r, error_events DESC, started_at DESC, session_id LIMIT %s",
@@ -227,7 +230,7 @@ def iter_tool_calls(conn: psycopg.Connection, session_id: str, min_repeats: int)
     libpq has them (17 on; twice as fast as a server-side cursor here, 0.8 s against 1.8 s for
     333k calls), else through a server-side cursor (stream_rows). Nothing else may run on
     the connection until the stream ends."""
-    counts = conn.execute(long_sql.tool_call_counts(_LONG, min_repeats), [session_id]).fetchone()
+    counts = one(conn.execute(long_sql.tool_call_counts(_LONG, min_repeats), [session_id]))
     sql = long_sql.tool_calls(_LONG, min_repeats, counts)
     if sql is None:
         return

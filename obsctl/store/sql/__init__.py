@@ -72,3 +72,12 @@ def insert_rows(db: Any, table: str, columns: Sequence[str], rows: list[list]) -
     conn, d = connection(db)
     execute_many(conn, f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join([d.mark] * len(columns))})",
                  rows)
+
+
+def one(cursor: Any) -> tuple:
+    """The row of a query that always answers one (an aggregate, SHOW, a row known to exist):
+    a cursor's fetchone() without the None it is typed to allow."""
+    row = cursor.fetchone()
+    if row is None:
+        raise LookupError("the query answered no row")
+    return row
