@@ -43,6 +43,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check obsctl printq tests bench
+	$(BIN)/mypy
 
 # After `make demo` this serves the demo database (the examples in docs/ use its sessions);
 # before, the default database. The server's first line names the file it serves.

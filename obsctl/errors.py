@@ -10,6 +10,10 @@ from __future__ import annotations
 class ObsctlError(Exception):
     """Base class: a problem the user can act on, described in one sentence."""
 
+    # Set by the stores' error translation: the database failed, which may have undone the
+    # whole transaction (the SQLite writer then retries the writes grouped with it one by one).
+    database_fault = False
+
     def __init__(self, message: str, details: list[dict] | None = None):
         super().__init__(message)
         self.message = message

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from obsctl.models.common import NOT_BLANK, Count, ReadOnly, Timestamp, bounded, one_of
+from obsctl.models.common import NOT_BLANK, Count, ReadOnly, Timestamp, enum_of, within
 from obsctl.params import IntParam
 from obsctl.vocabulary import METRICS, OPERATORS, SCORE_METRIC_PATTERN, operator_spellings
 
@@ -27,16 +27,16 @@ EVALUATION_STATUSES = ("fired", "ok", "cooldown", "no_data", "resolved", "would_
 # One of the seven metrics, or avg_score:NAME (a score's name).
 Metric = Annotated[str, Meta(extra_json_schema={"anyOf": [{"enum": list(METRICS)},
                                                           {"pattern": SCORE_METRIC_PATTERN}]})]
-Operator = one_of(OPERATORS)
-OperatorInput = Annotated[one_of(operator_spellings(OPERATORS)), Meta(
+Operator = Annotated[str, enum_of(OPERATORS)]
+OperatorInput = Annotated[str, enum_of(operator_spellings(OPERATORS)), Meta(
     description="Stored as the symbol; the words lt, gt, le/lte, ge/gte, eq, ne are accepted too")]
 RuleName = Annotated[str, Meta(min_length=1, max_length=MAX_NAME_LEN, pattern=NOT_BLANK)]
 AgentFilter = Annotated[Annotated[str, Meta(max_length=MAX_NAME_LEN)] | None, Meta(
     description="Only this agent's sessions; null or empty = all agents")]
-Severity = Annotated[one_of(SEVERITIES), Meta(
+Severity = Annotated[str, enum_of(SEVERITIES), Meta(
     description="How urgent the rule's alerts are; PagerDuty's payload.severity")]
-Window = bounded(WINDOW_MINUTES)
-Cooldown = bounded(COOLDOWN_MINUTES)
+Window = Annotated[int, within(WINDOW_MINUTES)]
+Cooldown = Annotated[int, within(COOLDOWN_MINUTES)]
 
 
 class AlertRuleInput(Struct, forbid_unknown_fields=True, kw_only=True):
@@ -137,7 +137,7 @@ class RuleEvaluation(Struct):
     operator: Operator
     threshold: float
     value: float | None
-    status: one_of(EVALUATION_STATUSES)
+    status: Annotated[str, enum_of(EVALUATION_STATUSES)]
     alert_id: Annotated[str, Meta(
         description="When status is fired: the new alert; resolved: the alert now resolved")] | UnsetType = UNSET
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from msgspec import Meta, Struct
 
-from obsctl.models.common import Count, Percent, rate
+from obsctl.models.common import Count, Percent, rate_of
 
 
 class AnalyticsOverview(Struct):
@@ -14,9 +14,9 @@ class AnalyticsOverview(Struct):
     active_sessions: Count
     completed_sessions: Count
     error_sessions: Count
-    error_rate: rate("error_session_rate", Percent,
-                     "The error_session_rate under the spec's name (of sessions, not events)")
-    error_session_rate: rate("error_session_rate", Percent)
+    error_rate: Annotated[Percent, rate_of("error_session_rate",
+                     "The error_session_rate under the spec's name (of sessions, not events)")]
+    error_session_rate: Annotated[Percent, rate_of("error_session_rate")]
     total_events: Annotated[int, Meta(
         ge=0, description="Every stored event, session_start and session_end included")]
     total_tokens: Count

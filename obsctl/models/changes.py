@@ -6,7 +6,7 @@ from typing import Annotated
 
 from msgspec import Meta, Struct, field
 
-from obsctl.models.common import Count, Timestamp, one_of
+from obsctl.models.common import Count, Timestamp, enum_of
 
 STATUSES = ("regression", "improvement", "neutral")
 VERDICTS = ("regression", "improvement", "unchanged")
@@ -31,9 +31,9 @@ class Side(Struct):
 
 
 class Verdicts(Struct):
-    llm_p50_ms: one_of(VERDICTS) | None
-    cost_per_session_usd: one_of(VERDICTS) | None
-    error_event_rate: one_of(VERDICTS) | None
+    llm_p50_ms: Annotated[str, enum_of(VERDICTS)] | None
+    cost_per_session_usd: Annotated[str, enum_of(VERDICTS)] | None
+    error_event_rate: Annotated[str, enum_of(VERDICTS)] | None
 
 
 class Change(Struct):
@@ -43,7 +43,7 @@ class Change(Struct):
     first_session_id: str
     from_: Configuration = field(name="from")
     to: Configuration
-    status: Annotated[one_of(STATUSES), Meta(
+    status: Annotated[str, enum_of(STATUSES), Meta(
         description="regression when a metric got worse, improvement when one got better and none worse")]
     provisional: Annotated[bool, Meta(description="Fewer than 3 sessions after the change")]
     acknowledged: bool

@@ -25,35 +25,38 @@ ReadOnly = Annotated[Any, Meta(description="Read-only: accepted and ignored",
 SAME_AS_ERROR_EVENT_RATE = "The error_event_rate under the spec's name"
 
 
-def one_of(values) -> Any:
-    """A string that is one of `values` (a tuple, or the keys of a dict, declared elsewhere),
-    listed in their declared order (a Literal's enum would come out sorted)."""
-    return Annotated[str, Meta(extra_json_schema={"enum": list(values)})]
+def enum_of(values) -> Meta:
+    """A string field's constraint: one of `values` (a tuple, or the keys of a dict, declared
+    elsewhere), listed in their declared order (a Literal's enum would come out sorted).
+    Written `Annotated[str, enum_of(VALUES)]`, a type that type checkers read too."""
+    return Meta(extra_json_schema={"enum": list(values)})
 
 
-Grade = one_of(GRADES)
+Grade = Annotated[str, enum_of(GRADES)]
 
 
-def bounded(param, **meta) -> Any:
-    """An integer within the bounds of an IntParam (obsctl.params) declared elsewhere."""
-    return Annotated[int, Meta(ge=param.low, le=param.high, **meta)]
+def within(param, **meta) -> Meta:
+    """An integer field's bounds: those of an IntParam (obsctl.params) declared elsewhere.
+    Written `Annotated[int, within(PARAM)]`."""
+    return Meta(ge=param.low, le=param.high, **meta)
 
 
-def rate(name: str, base: Any, note: str = "") -> Any:
-    """`base` described by the rate vocabulary's definition of `name` (obsctl/vocabulary.py),
-    plus `note` (e.g. which rate a spec field named `error_rate` is)."""
-    return Annotated[base, Meta(description=DEFINITIONS[name] + (f". {note}" if note else ""))]
+def rate_of(name: str, note: str = "") -> Meta:
+    """A field described by the rate vocabulary's definition of `name` (obsctl/vocabulary.py),
+    plus `note` (e.g. which rate a spec field named `error_rate` is). Written
+    `Annotated[Count, rate_of("event_count")]`."""
+    return Meta(description=DEFINITIONS[name] + (f". {note}" if note else ""))
 
 
 class SessionCounts(Struct):
     """A session's event counts and error event rate, in triage metrics, postmortem reports and
     candidates alike (services/rates.py SessionEventCounts.view)."""
 
-    event_count: rate("event_count", Count)
-    error_count: rate("error_count", Count)
-    body_events: rate("body_events", Count)
-    error_events: rate("error_events", Count)
-    error_event_rate: rate("error_event_rate", Percent)
+    event_count: Annotated[Count, rate_of("event_count")]
+    error_count: Annotated[Count, rate_of("error_count")]
+    body_events: Annotated[Count, rate_of("body_events")]
+    error_events: Annotated[Count, rate_of("error_events")]
+    error_event_rate: Annotated[Percent, rate_of("error_event_rate")]
 
 
 class ModelCost(Struct):

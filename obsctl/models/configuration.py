@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.alerts import AlertRuleInput
-from obsctl.models.common import Count, ReadOnly, one_of
+from obsctl.models.common import Count, ReadOnly, enum_of
 from obsctl.models.sla import SlaTargetInput
 from obsctl.models.webhooks import Format, RoutingKey, Secret, Url
 
@@ -74,12 +74,12 @@ class FieldChange(Struct):
 class ConfigObject(Struct):
     """What applying does to one rule, webhook or target"""
 
-    kind: one_of(KINDS)
+    kind: Annotated[str, enum_of(KINDS)]
     name: Annotated[str, Meta(description="Rule name, masked webhook URL, or 'agent metric'")]
     id: Annotated[str | None, Meta(description="rule_id or webhook_id when there is one")]
     path: Annotated[str | None, Meta(description="Its place in the document (alerts[0]); null when "
                                                  "it is not in it")]
-    action: Annotated[one_of(ACTIONS), Meta(
+    action: Annotated[str, enum_of(ACTIONS), Meta(
         description="unlisted: stored, not in the document, kept (without prune)")]
     changes: list[FieldChange]
 

@@ -6,14 +6,14 @@ from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
 
-from obsctl.models.common import Timestamp, one_of
+from obsctl.models.common import Timestamp, enum_of
 
 
 class DatabaseHealth(Struct):
-    backend: Annotated[one_of(("sqlite", "postgresql")), Meta(description="the store in use")]
+    backend: Annotated[str, enum_of(("sqlite", "postgresql")), Meta(description="the store in use")]
     reachable: Annotated[bool, Meta(
         description="PostgreSQL answered a query just now (always true for the embedded SQLite file)")]
-    quick_check: Annotated[one_of(("ok", "skipped", "not run")), Meta(
+    quick_check: Annotated[str, enum_of(("ok", "skipped", "not run")), Meta(
         description="the integrity check at `obsctl serve` start (a damaged database is refused)")]
     checked_at: Timestamp | None
     writes_waiting: Annotated[int, Meta(ge=0, description="writes waiting in the writer queue now")]

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from msgspec import Meta, Struct
 
-from obsctl.models.common import Count, Timestamp, one_of
+from obsctl.models.common import Count, Timestamp, enum_of
 
 SEVERITIES = ("SEV-1", "SEV-2", "SEV-3")
 KINDS = ("rate_limit", "timeout", "context_length", "auth", "not_found", "invalid_input", "server",
@@ -16,10 +16,10 @@ KINDS = ("rate_limit", "timeout", "context_length", "auth", "not_found", "invali
 class Incident(Struct):
     incident_id: Annotated[str, Meta(description="inc- and a digest of what failed and when it started")]
     title: Annotated[str, Meta(description="What failed, how often, where and when, in one line")]
-    severity: Annotated[one_of(SEVERITIES), Meta(
+    severity: Annotated[str, enum_of(SEVERITIES), Meta(
         description="SEV-1: 3+ agents or 10+ sessions; SEV-2: 2 agents or 3+ sessions; SEV-3: the rest")]
     severity_reason: str
-    kind: one_of(KINDS)
+    kind: Annotated[str, enum_of(KINDS)]
     kind_title: str
     fingerprint: Annotated[str, Meta(description="The error group's fingerprint, as in triage")]
     event_type: str

@@ -10,7 +10,7 @@ from typing import Annotated
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from obsctl.models.common import Timestamp, one_of
+from obsctl.models.common import Timestamp, enum_of
 from obsctl.models.ingest import ISO_8601
 
 Age = Annotated[str, Meta(pattern=r"^\s*[0-9]+\s*[mhdw]\s*$", examples=["30d"],
@@ -40,7 +40,7 @@ class PruneResult(Struct):
 
 
 class Integrity(Struct):
-    quick_check: Annotated[one_of(("ok", "damaged", "skipped")), Meta(
+    quick_check: Annotated[str, enum_of(("ok", "damaged", "skipped")), Meta(
         description="SQLite's quick_check of every page, or PostgreSQL's checks of the schema; "
                     "skipped with check=false")]
     problems: Annotated[list[str], Meta(description="What the check found, at most 20")]
@@ -76,7 +76,7 @@ class DbInfo(Struct, kw_only=True):
     figures; PostgreSQL answers `url` (without its password), the server version, database
     and schema"""
 
-    backend: one_of(("sqlite", "postgresql"))
+    backend: Annotated[str, enum_of(("sqlite", "postgresql"))]
     size_bytes: Annotated[int, Meta(ge=0, description="On disk, with the WAL (SQLite), or the database's size")]
     schema_version: Annotated[int, Meta(ge=0)]
     tables: Annotated[dict[str, int | None], Meta(

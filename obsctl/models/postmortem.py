@@ -14,7 +14,7 @@ from obsctl.models.common import (
     Percent,
     SessionCounts,
     Timestamp,
-    rate,
+    rate_of,
 )
 from obsctl.models.incidents import Incident
 
@@ -29,7 +29,7 @@ class PostmortemCandidate(SessionCounts):
     agent_name: str
     started_at: Timestamp
     status: SessionStatus
-    error_rate: rate("error_event_rate", Percent, SAME_AS_ERROR_EVENT_RATE)
+    error_rate: Annotated[Percent, rate_of("error_event_rate", SAME_AS_ERROR_EVENT_RATE)]
     severity: Sev
     severity_reason: SevReason
 

@@ -11,7 +11,7 @@ from typing import Annotated
 from msgspec import Meta, Struct
 
 from obsctl.models.changes import Verdicts
-from obsctl.models.common import Count, Grade, Percent, Timestamp, bounded, rate
+from obsctl.models.common import Count, Grade, Percent, Timestamp, rate_of, within
 from obsctl.params import IntParam
 
 DAYS = IntParam("days", 1, 365, default=7)
@@ -41,16 +41,16 @@ class Scorecard(Struct):
     grade: Grade
     dimensions: ScorecardDimensions
     sessions_analyzed: Annotated[int, Meta(ge=1)]
-    period_days: bounded(DAYS)
+    period_days: Annotated[int, within(DAYS)]
 
 
 class ReliabilityInputs(Struct):
-    body_events: rate("body_events", Count)
-    error_events: rate("error_events", Count)
-    error_event_rate: rate("error_event_rate", Percent | None, NULL_WITHOUT_BODY_EVENTS)
-    sessions: rate("sessions", Count)
-    error_sessions: rate("error_sessions", Count)
-    error_session_rate: rate("error_session_rate", Percent)
+    body_events: Annotated[Count, rate_of("body_events")]
+    error_events: Annotated[Count, rate_of("error_events")]
+    error_event_rate: Annotated[Percent | None, rate_of("error_event_rate", NULL_WITHOUT_BODY_EVENTS)]
+    sessions: Annotated[Count, rate_of("sessions")]
+    error_sessions: Annotated[Count, rate_of("error_sessions")]
+    error_session_rate: Annotated[Percent, rate_of("error_session_rate")]
     event_score: Score
     session_score: Score
     change_score: Annotated[Score | None, Meta(
@@ -108,11 +108,11 @@ class TrendPoint(Struct):
     start: Timestamp
     end: Timestamp
     sessions: Count
-    body_events: rate("body_events", Count)
-    error_events: rate("error_events", Count)
-    error_event_rate: rate("error_event_rate", Percent | None, NULL_WITHOUT_BODY_EVENTS)
-    error_rate: rate("error_event_rate", Percent | None,
-                     f"The day's error_event_rate under its original name; {NULL_WITHOUT_BODY_EVENTS}")
+    body_events: Annotated[Count, rate_of("body_events")]
+    error_events: Annotated[Count, rate_of("error_events")]
+    error_event_rate: Annotated[Percent | None, rate_of("error_event_rate", NULL_WITHOUT_BODY_EVENTS)]
+    error_rate: Annotated[Percent | None, rate_of("error_event_rate",
+                     f"The day's error_event_rate under its original name; {NULL_WITHOUT_BODY_EVENTS}")]
     overall_score: Score | None
     grade: Grade | None
 

@@ -12,15 +12,7 @@ from typing import Annotated, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from obsctl.models.common import (
-    NOT_BLANK,
-    Count,
-    Percent,
-    ReadOnly,
-    Timestamp,
-    bounded,
-    one_of,
-)
+from obsctl.models.common import NOT_BLANK, Count, Percent, ReadOnly, Timestamp, enum_of, within
 from obsctl.params import IntParam
 from obsctl.vocabulary import METRICS, SCORE_METRIC_PATTERN, operator_spellings
 
@@ -32,7 +24,7 @@ STATUSES = ("pass", "fail", "no_data")
 # One of the seven metrics, or avg_score:NAME (a score's name).
 Metric = Annotated[str, Meta(extra_json_schema={"anyOf": [{"enum": list(METRICS)},
                                                           {"pattern": SCORE_METRIC_PATTERN}]})]
-Operator = one_of(OPERATORS)
+Operator = Annotated[str, enum_of(OPERATORS)]
 AgentName = Annotated[str, Meta(min_length=1, max_length=MAX_AGENT_LEN, pattern=NOT_BLANK,
                                 description="Not blank")]
 
@@ -44,9 +36,9 @@ class SlaTargetInput(Struct, forbid_unknown_fields=True, kw_only=True):
     agent_name: AgentName
     metric: Metric
     target_value: float
-    operator: Annotated[one_of(operator_spellings(OPERATORS)), Meta(
+    operator: Annotated[str, enum_of(operator_spellings(OPERATORS)), Meta(
         description="Stored as the symbol; the words are accepted too (le, lte: <=; ge, gte: >=)")]
-    window_hours: Annotated[bounded(WINDOW_HOURS) | None, Meta(
+    window_hours: Annotated[Annotated[int, within(WINDOW_HOURS)] | None, Meta(
         description="Default 24 on create; kept on update when omitted",
         extra_json_schema={"default": WINDOW_HOURS.default})] | UnsetType = UNSET
     created_at: ReadOnly = UNSET
@@ -89,7 +81,7 @@ class SlaResult(Struct):
     operator: Operator
     target_value: float
     actual_value: float | None
-    status: one_of(STATUSES)
+    status: Annotated[str, enum_of(STATUSES)]
 
 
 class SlaSnapshot(SlaResult):

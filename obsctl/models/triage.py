@@ -17,8 +17,8 @@ from obsctl.models.common import (
     Percent,
     SessionCounts,
     Timestamp,
-    one_of,
-    rate,
+    enum_of,
+    rate_of,
 )
 from obsctl.models.incidents import Incident
 
@@ -61,7 +61,7 @@ class BaselineMetric(Struct):
 class TriageMetrics(SessionCounts):
     duration_ms: float | None
     total_tokens: Count
-    error_rate: rate("error_event_rate", Percent, SAME_AS_ERROR_EVENT_RATE)
+    error_rate: Annotated[Percent, rate_of("error_event_rate", SAME_AS_ERROR_EVENT_RATE)]
     tokens_in: Count
     tokens_out: Count
     processing_ms: float
@@ -107,7 +107,7 @@ class TriageBaseline(Struct):
     required: Count
     sufficient: bool
     note: str | None
-    basis: Annotated[one_of(BASES), Meta(
+    basis: Annotated[str, enum_of(BASES), Meta(
         description="Which of the agent's sessions make the baseline: all of them (agent), those of "
                     "the session's model and release (configuration), or those before an "
                     "unacknowledged regression (before_change)")]

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from obsctl.models.common import NOT_BLANK, Count, Timestamp, one_of
+from obsctl.models.common import NOT_BLANK, Count, Timestamp, enum_of
 
 FORMATS = ("generic", "slack", "pagerduty")
 DELIVERY_STATUSES = ("pending", "delivered", "failed")
@@ -35,7 +35,7 @@ RoutingKey = Annotated[
     Annotated[str, Meta(min_length=1, max_length=MAX_KEY_LEN, pattern=NOT_BLANK)] | None,
     Meta(description="PagerDuty Events API v2 integration key (format pagerduty only)")]
 RuleIds = Annotated[list[str] | None, Meta(description="Rules whose alerts are sent; empty = every rule")]
-Format = one_of(FORMATS)
+Format = Annotated[str, enum_of(FORMATS)]
 
 
 class WebhookInput(Struct, forbid_unknown_fields=True, kw_only=True):
@@ -99,8 +99,8 @@ class WebhookDelivery(Struct):
     delivery_id: Annotated[str, Meta(description="Also the webhook-id header")]
     webhook_id: str
     alert_id: str | None
-    event_type: one_of(EVENT_TYPES)
-    status: one_of(DELIVERY_STATUSES)
+    event_type: Annotated[str, enum_of(EVENT_TYPES)]
+    status: Annotated[str, enum_of(DELIVERY_STATUSES)]
     attempts: Count
     last_status_code: int | None
     last_error: str | None

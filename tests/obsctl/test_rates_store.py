@@ -108,12 +108,13 @@ def test_percent_rounds_half_up_and_the_sql_rank_computes_the_same_hundredths():
     import sqlite3
 
     from obsctl.services.rates import hundredths, percent
-    from obsctl.store.sqlite.triage import _RATE
+    from obsctl.store.sql import SQLITE
+    from obsctl.store.sql.triage import _rate
 
     assert [percent(1, 32), percent(1, 3), percent(2, 3), percent(5, 8), percent(0, 0)] == [
         3.13, 33.33, 66.67, 62.5, None]
     conn = sqlite3.connect(":memory:")
     pairs = [(e, b) for b in range(0, 120) for e in range(0, b + 1)]
     rows = conn.execute("WITH p(error_events, body_events) AS (VALUES " +
-                        ",".join(f"({e},{b})" for e, b in pairs) + f") SELECT {_RATE} FROM p").fetchall()
+                        ",".join(f"({e},{b})" for e, b in pairs) + f") SELECT {_rate(SQLITE.greatest)} FROM p").fetchall()
     assert [r[0] for r in rows] == [hundredths(e, b) for e, b in pairs]

@@ -159,7 +159,7 @@ class _Run:
         # Whether every call returned the same thing: looked at once a second call joins, so
         # that a call that starts no run is never asked what it returned (a long session's
         # calls work that out from their JSON).
-        self.same = None
+        self.same: bool | None = None
 
     def add(self, call) -> None:
         self.last = call

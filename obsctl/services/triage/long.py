@@ -52,7 +52,7 @@ from obsctl.vocabulary import LIFECYCLE_TYPES, tool_field
 ERRORS_ANALYSED = 20_000
 LOOPS_KEPT = 100
 # A failed model call's next model call is looked up in SQL, for at most this many errors per
-# analysis (tool calls' come with the stream of calls).
+# analysis (a failed tool call's next tool call comes with the errors).
 MODEL_LOOKUPS = 200
 T = TypeVar("T")
 
@@ -122,8 +122,8 @@ def _error_reads(store, session_id: str, head: list[tuple]) -> tuple[list[tuple]
     rows = store.triage.session_error_rows(session_id, ERRORS_ANALYSED)
     if not rows or not head:
         return rows, []
-    last = step_of(len(head) - 1, head[-1])
-    return rows, store.triage.session_error_places(session_id, last.order, ERRORS_PLACED)
+    last = head[-1]  # STEP_COLUMNS: the row id first, the timestamp fourth
+    return rows, store.triage.session_error_places(session_id, (last[3], last[0]), ERRORS_PLACED)
 
 
 def _errors(rows: list[tuple], place_rows: list[tuple],

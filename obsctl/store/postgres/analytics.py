@@ -19,6 +19,7 @@ from obsctl.store.analytics_sql import OVERVIEW_COLUMNS
 from obsctl.store.analytics_sql import STARTS as _STARTS
 from obsctl.store.postgres import event_stats
 from obsctl.store.postgres.schema import SESSION_DURATION_MS
+from obsctl.store.sql import one
 
 # The same expression text as idx_sessions_duration (schema.py m009), so the index serves it.
 _DURATIONS = (f"SELECT (SELECT MIN({SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL), "
@@ -82,9 +83,9 @@ def repair_rollup(conn: psycopg.Connection) -> None:
 
 
 def overview(conn: psycopg.Connection) -> dict:
-    *totals, duration_sum, ended = conn.execute(_OVERVIEW).fetchone()
-    earliest, latest = conn.execute(_STARTS).fetchone()
-    shortest, longest = conn.execute(_DURATIONS).fetchone()
+    *totals, duration_sum, ended = one(conn.execute(_OVERVIEW))
+    earliest, latest = one(conn.execute(_STARTS))
+    shortest, longest = one(conn.execute(_DURATIONS))
     average = duration_sum / ended if ended else None
     return dict(zip(OVERVIEW_COLUMNS, (*totals, earliest, latest, average, shortest, longest)))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import psycopg
 
+from obsctl.store.sql import one
+
 
 def get_secret(conn: psycopg.Connection) -> str | None:
     row = conn.execute("SELECT secret FROM dashboard_secret WHERE id = 1").fetchone()
@@ -15,7 +17,7 @@ def keep_secret(conn: psycopg.Connection, secret: str, created_at: str) -> str:
     """Store `secret` unless a key is stored already; the stored key either way."""
     conn.execute("INSERT INTO dashboard_secret (id, secret, created_at) VALUES (1, %s, %s) "
                  "ON CONFLICT (id) DO NOTHING", [secret, created_at])
-    return conn.execute("SELECT secret FROM dashboard_secret WHERE id = 1").fetchone()[0]
+    return one(conn.execute("SELECT secret FROM dashboard_secret WHERE id = 1"))[0]
 
 
 # The dashboard's logins (migration m029), as in obsctl/store/sqlite/dashboard.py.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import psycopg
 
 import obsctl.store.event_stats_sql as event_stats_sql
+from obsctl.store.sql import one
 
 # Typed arrays, one per column of event_stats_sql.COLUMNS.
 _ADD = (f"{event_stats_sql.INSERT} SELECT * FROM unnest(%s::text[], %s::int[], %s::text[], %s::bigint[], "
@@ -38,9 +39,9 @@ def count_inserted(conn: psycopg.Connection, inserted: int) -> None:
 
 def is_current(conn: psycopg.Connection) -> bool:
     """Whether the rollup counts exactly the stored events (see the SQLite module)."""
-    counted = conn.execute("SELECT COALESCE(SUM(event_count), 0) FROM event_stats").fetchone()[0]
-    events, max_id = conn.execute("SELECT events, max_id FROM event_totals").fetchone()
-    stored_max = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
+    counted = one(conn.execute("SELECT COALESCE(SUM(event_count), 0) FROM event_stats"))[0]
+    events, max_id = one(conn.execute("SELECT events, max_id FROM event_totals"))
+    stored_max = one(conn.execute("SELECT COALESCE(MAX(id), 0) FROM events"))[0]
     return counted == events and max_id == stored_max
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import psycopg
@@ -13,6 +13,7 @@ import obsctl.store.event_stats_sql as event_stats_sql
 from obsctl.errors import InvalidInput
 from obsctl.store.postgres import partitions, schema
 from obsctl.store.postgres.ingest import forget_partitions
+from obsctl.store.sql import one
 
 TABLES = ("sessions", "events", "alert_rules", "alert_events", "webhooks", "webhook_deliveries",
           "sla_targets", "sla_snapshots")
@@ -28,10 +29,10 @@ SUBTRACT_STATS = event_stats_sql.of_events("WHERE session_id = ANY(%s)", subtrac
 
 def count_prunable(conn: psycopg.Connection, cutoff: str) -> tuple[int, int]:
     """(sessions, events) whose last activity is before `cutoff`."""
-    sessions, events = conn.execute(
+    sessions, events = one(conn.execute(
         f"SELECT COUNT(*), COALESCE(SUM(event_count), 0) FROM sessions WHERE {_LAST_ACTIVITY} < %s",
         [cutoff],
-    ).fetchone()
+    ))
     return sessions, events
 
 
@@ -75,7 +76,8 @@ def _drop_whole_weeks(conn: psycopg.Connection, ids: list[str]) -> int:
     how many events went with them. Their ids leave event_keys and event_totals counts them
     out, as the row-by-row path does; the caller has already taken them out of event_stats.
     This week's and later partitions are kept (servers create them ahead and remember them)."""
-    this_week = partitions.week_of(datetime.now(UTC).strftime("%Y-%m-%d"))
+    today = datetime.now(UTC).date()
+    this_week = today - timedelta(days=today.weekday())
     names = [r[0] for r in conn.execute(
         "SELECT DISTINCT c.relname FROM events e JOIN pg_class c ON c.oid = e.tableoid "
         "WHERE e.session_id = ANY(%s) ORDER BY 1", [ids])]
@@ -88,7 +90,7 @@ def _drop_whole_weeks(conn: psycopg.Connection, ids: list[str]) -> int:
             continue
         try:
             with conn.transaction():  # a savepoint: on a lock timeout, fall back to row deletes
-                previous = conn.execute("SELECT current_setting('lock_timeout')").fetchone()[0]
+                previous = one(conn.execute("SELECT current_setting('lock_timeout')"))[0]
                 conn.execute("SELECT set_config('lock_timeout', %s, true)", [_DROP_LOCK_TIMEOUT])
                 conn.execute(sql.SQL("LOCK TABLE events, {} IN ACCESS EXCLUSIVE MODE").format(
                     sql.Identifier(name)))
@@ -97,7 +99,7 @@ def _drop_whole_weeks(conn: psycopg.Connection, ids: list[str]) -> int:
                 if not _only_batch(conn, name, ids):
                     continue
                 part = sql.Identifier(name)
-                count = conn.execute(sql.SQL("SELECT COUNT(*) FROM {}").format(part)).fetchone()[0]
+                count = one(conn.execute(sql.SQL("SELECT COUNT(*) FROM {}").format(part)))[0]
                 conn.execute(sql.SQL("DELETE FROM event_keys WHERE event_id IN (SELECT event_id FROM {})")
                              .format(part))
                 conn.execute(sql.SQL("DROP TABLE {}").format(part))
@@ -122,12 +124,12 @@ def _week_of_partition(name: str) -> date | None:
 
 def _only_batch(conn: psycopg.Connection, name: str, ids: list[str]) -> bool:
     """Whether every event of the partition `name` belongs to a session of `ids`."""
-    return not conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE session_id <> ALL(%s))").format(
-        sql.Identifier(name)), [ids]).fetchone()[0]
+    return not one(conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE session_id <> ALL(%s))").format(
+        sql.Identifier(name)), [ids]))[0]
 
 
 def _has_table(conn: psycopg.Connection, name: str) -> bool:
-    return conn.execute("SELECT to_regclass(%s) IS NOT NULL", [name]).fetchone()[0]
+    return one(conn.execute("SELECT to_regclass(%s) IS NOT NULL", [name]))[0]
 
 
 def table_counts(conn: psycopg.Connection, *, damaged: bool = False) -> dict[str, int | None]:
@@ -138,11 +140,11 @@ def table_counts(conn: psycopg.Connection, *, damaged: bool = False) -> dict[str
             continue
         query = sql.SQL("SELECT COUNT(*) FROM {}").format(sql.Identifier(table))
         if not damaged:
-            counts[table] = conn.execute(query).fetchone()[0]
+            counts[table] = one(conn.execute(query))[0]
             continue
         try:
             with conn.transaction():  # a failed count must not abort an enclosing transaction
-                counts[table] = conn.execute(query).fetchone()[0]
+                counts[table] = one(conn.execute(query))[0]
         except psycopg.DatabaseError:
             counts[table] = None
     return counts
@@ -152,9 +154,9 @@ def pragmas(conn: psycopg.Connection, path: Path | None = None) -> dict:
     """What `obsctl db info` reports of the engine: PostgreSQL's version, the database and
     schema the store works in and the database's size on disk. (SQLite's journal mode, page
     size and page counts have no PostgreSQL counterpart.)"""
-    version, database, schema_name, size = conn.execute(
+    version, database, schema_name, size = one(conn.execute(
         "SELECT current_setting('server_version'), current_database(), current_schema(), "
-        "pg_database_size(current_database())").fetchone()
+        "pg_database_size(current_database())"))
     return {
         "postgresql_version": version,
         "database": database,
@@ -168,8 +170,8 @@ def quick_check(conn: psycopg.Connection, max_problems: int = 20) -> list[str]:
     applied, the event_totals row present, and no index left invalid (a failed concurrent
     build). The problems found (at most `max_problems`), [] if none."""
     problems = [f"migration {name} is not applied" for name in schema.pending(conn)]
-    if _has_table(conn, "event_totals") and not conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM event_totals WHERE id = 1)").fetchone()[0]:
+    if _has_table(conn, "event_totals") and not one(conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM event_totals WHERE id = 1)"))[0]:
         problems.append("the event_totals row is missing")
     problems += [f"index {name} is invalid" for (name,) in conn.execute(
         "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "

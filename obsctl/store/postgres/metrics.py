@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import psycopg
 
+from obsctl.store.sql import one
+
 _NOT_LIFECYCLE = "e.event_type NOT IN ('session_start', 'session_end')"
 _IS_TOOL = "(e.tool_call IS NOT NULL OR e.event_type IN ('tool_call', 'tool_error'))"
 
@@ -41,7 +43,7 @@ def event_aggregates(conn: psycopg.Connection, since: str, until: str | None,
     where, params = _window(since, until, agent)
     # Booleans counted as SQLite counts them (1 per true row); SUM over BIGINT/NUMERIC comes
     # back as NUMERIC, read as an int when whole (the store's loader), as on SQLite.
-    row = conn.execute(
+    row = one(conn.execute(
         f"""SELECT COUNT(*),
                    COALESCE(SUM(e.is_error), 0),
                    COUNT(e.duration_ms),
@@ -53,11 +55,11 @@ def event_aggregates(conn: psycopg.Connection, since: str, until: str | None,
                    COALESCE(bool_or(e.duration_ms <> trunc(e.duration_ms)), false)
             {where}""",
         params,
-    ).fetchone()
+    ))
     keys = ("events", "errors", "durations", "duration_sum", "tool_events", "tool_errors",
             "tokens", "sessions")
-    *row, fractional = row
-    result = dict(zip(keys, row))
+    *values, fractional = row
+    result = dict(zip(keys, values))
     if fractional:  # SQLite sums as a float once one duration is fractional (a REAL)
         result["duration_sum"] = float(result["duration_sum"])
     return result
@@ -79,7 +81,7 @@ def window_cost(conn: psycopg.Connection, since: str, until: str | None,
                 agent: str | None) -> float | None:
     """The USD cost stored with the window's events (None when none of them was priced)."""
     where, params = _window(since, until, agent)
-    return conn.execute(f"SELECT SUM(e.cost_usd) {where}", params).fetchone()[0]
+    return one(conn.execute(f"SELECT SUM(e.cost_usd) {where}", params))[0]
 
 
 def sessions_started(conn: psycopg.Connection, since: str, until: str | None,
@@ -92,7 +94,7 @@ def sessions_started(conn: psycopg.Connection, since: str, until: str | None,
     if agent is not None:
         sql += " AND agent_name = %s"
         params.append(agent)
-    return conn.execute(sql, params).fetchone()[0]
+    return one(conn.execute(sql, params))[0]
 
 
 def score_average(conn: psycopg.Connection, name: str, since: str, until: str | None,
@@ -109,7 +111,7 @@ def score_average(conn: psycopg.Connection, name: str, since: str, until: str | 
     if until is not None:
         sql += " AND c.created_at < %s"
         params.append(until)
-    value = conn.execute(sql, params).fetchone()[0]
+    value = one(conn.execute(sql, params))[0]
     return None if value is None else float(value)
 
 

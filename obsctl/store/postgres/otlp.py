@@ -13,6 +13,7 @@ import psycopg
 
 import obsctl.store.event_stats_sql as event_stats_sql
 from obsctl.store.postgres import costs
+from obsctl.store.sql import one
 
 # The answers' keys in SQLite's order: it looks ids up in chunks of _CHUNK, each in index order.
 _CHUNK = 900
@@ -94,7 +95,7 @@ def move_trace_events(conn: psycopg.Connection, trace_id: str, from_session: str
 
     low, high = f"{trace_id}:", f"{trace_id};"
     (count, tokens_in, tokens_out, errors, exact_duration, whole, float_duration, first, last,
-     body, body_errors) = conn.execute(_TRACE_TOTALS, [low, high, from_session]).fetchone()
+     body, body_errors) = one(conn.execute(_TRACE_TOTALS, [low, high, from_session]))
     if not count:
         return 0
     duration = exact_duration if whole else float_duration
@@ -111,8 +112,8 @@ def move_trace_events(conn: psycopg.Connection, trace_id: str, from_session: str
                  "AND session_id = %s", [to_session, low, high, from_session])
     # Scores given to the trace's session follow its events (see the SQLite module).
     conn.execute("UPDATE session_scores SET session_id = %s WHERE session_id = %s", [to_session, from_session])
-    remaining = conn.execute("SELECT EXISTS(SELECT 1 FROM events WHERE session_id = %s)",
-                             [from_session]).fetchone()[0]
+    remaining = one(conn.execute("SELECT EXISTS(SELECT 1 FROM events WHERE session_id = %s)",
+                             [from_session]))[0]
     if remaining:
         conn.execute(_SUBTRACT, {"count": count, "tokens_in": tokens_in, "tokens_out": tokens_out,
                                  "errors": errors, "duration": duration, "body": body,

@@ -19,6 +19,8 @@ from datetime import UTC, date, datetime, timedelta
 import psycopg
 from psycopg import sql
 
+from obsctl.store.sql import one
+
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 PREFIX = "events_w"
 
@@ -53,8 +55,8 @@ def create(conn: psycopg.Connection, monday: date) -> None:
 def _in_default(conn: psycopg.Connection, monday: date) -> bool:
     # Rows of that week already in the default partition (written while another server had
     # just dropped the week's partition): they stay there, still found by every query.
-    return conn.execute("SELECT EXISTS (SELECT 1 FROM events_default WHERE timestamp >= %s AND timestamp < %s)",
-                        [monday.isoformat(), (monday + timedelta(days=7)).isoformat()]).fetchone()[0]
+    return one(conn.execute("SELECT EXISTS (SELECT 1 FROM events_default WHERE timestamp >= %s AND timestamp < %s)",
+                        [monday.isoformat(), (monday + timedelta(days=7)).isoformat()]))[0]
 
 
 def existing(conn: psycopg.Connection) -> set[str]:
@@ -76,8 +78,7 @@ class Partitions:
         """Create the partitions of the weeks of `timestamps` that are missing (inside the
         writing transaction: the new partition commits or rolls back with the batch). Only
         weeks found in the catalog are remembered: one created here may still roll back."""
-        weeks = {week_of(ts) for ts in timestamps} - self._known
-        weeks.discard(None)
+        weeks = {week for week in map(week_of, timestamps) if week is not None} - self._known
         if not weeks:
             return
         present = existing(conn)

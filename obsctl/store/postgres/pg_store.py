@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import ModuleType
 from typing import TypeVar
 
 import psycopg
@@ -96,7 +97,7 @@ class Repository:
 
     def __init__(self, store: PgStore, module_name: str):
         self._store = store
-        self._module = module_name  # imported on first use
+        self._module: str | ModuleType = module_name  # imported on first use
         self._bound: dict[str, Callable] = {}
 
     def __getattr__(self, name: str) -> Callable:

@@ -64,6 +64,7 @@ from obsctl.store.postgres.migrations_late import (
     m039,
     m040,
 )
+from obsctl.store.sql import one
 
 MIGRATIONS_TABLE = "_obsctl_migrations"
 
@@ -107,7 +108,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
 
 def applied(conn: psycopg.Connection) -> list[str]:
     """Names of the migrations applied to the schema `conn` works in ([] for a new one)."""
-    exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", [MIGRATIONS_TABLE]).fetchone()[0]
+    exists = one(conn.execute("SELECT to_regclass(%s) IS NOT NULL", [MIGRATIONS_TABLE]))[0]
     if not exists:
         return []
     return [r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY applied_order")]
@@ -126,10 +127,10 @@ def migrate(conn: psycopg.Connection) -> int:
         # Keyed by the search path, not the schema: the schema itself may not exist yet, and
         # creating it is part of what only one of the instances starting together may do.
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('obsctl-migrations:' || current_setting('search_path')))")
-        if conn.execute("SELECT current_schema()").fetchone()[0] is None:
+        if one(conn.execute("SELECT current_schema()"))[0] is None:
             # The URL names a schema (options=-csearch_path=NAME) that does not exist yet.
-            name = conn.execute("SELECT trim(both '\"' from split_part(current_setting('search_path'), ',', 1))"
-                                ).fetchone()[0]
+            name = one(conn.execute("SELECT trim(both '\"' from split_part(current_setting('search_path'), ',', 1))"
+                                ))[0]
             conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(name)))
         conn.execute(f"""CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (
                              name TEXT PRIMARY KEY, applied_order SERIAL,

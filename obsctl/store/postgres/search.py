@@ -25,6 +25,7 @@ from psycopg import pq
 from obsctl.models.sessions import EventSelection
 from obsctl.store.postgres.events import _where as selection_where
 from obsctl.store.search_text import COLUMNS, INDEXED_CHARS, budget_exceeded, first_matches
+from obsctl.store.sql import one
 
 # m022's vector: the first 100,000 characters of the four columns together (a tsvector holds
 # at most 1 MB, and an event over it would otherwise be refused at ingest).
@@ -91,7 +92,7 @@ def search_events(conn: psycopg.Connection, terms: list[tuple[str, str]], select
 
     nested = conn.info.transaction_status != pq.TransactionStatus.IDLE
     try:
-        previous = conn.execute("SHOW statement_timeout").fetchone()[0] if nested else None
+        previous = one(conn.execute("SHOW statement_timeout"))[0] if nested else None
         # A pipeline: each set_config goes out with the statement after it, in one round trip.
         with conn.pipeline(), conn.transaction():
             budget()

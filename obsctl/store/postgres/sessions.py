@@ -12,6 +12,7 @@ from obsctl.models.sessions import SessionFilter
 from obsctl.store import session_filter_sql
 from obsctl.store.postgres.maintenance import SUBTRACT_STATS
 from obsctl.store.postgres.schema import SESSION_DURATION_MS
+from obsctl.store.sql import one
 from obsctl.store.tables import EVENT_READ_COLUMNS, SESSION_COLUMNS, page_rows, session_events_page_query
 
 _SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
@@ -31,7 +32,7 @@ def list_sessions(conn: psycopg.Connection, selection: SessionFilter, *, limit: 
                   after: tuple | None = None) -> tuple[list[dict], int]:
     """The sessions `selection` matches in its order (rows with their `sort_value`), after the
     sort key `after`, with the count of every match (store/session_filter_sql.py)."""
-    total = conn.execute(*session_filter_sql.count(selection, DIALECT)).fetchone()[0]
+    total = one(conn.execute(*session_filter_sql.count(selection, DIALECT)))[0]
     sql, params = session_filter_sql.select(selection, DIALECT, ", ".join(SESSION_COLUMNS), after=after,
                                             limit=limit, offset=offset)
     return _rows(conn.execute(sql, params), (*SESSION_COLUMNS, "sort_value")), total

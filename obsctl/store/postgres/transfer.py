@@ -9,6 +9,7 @@ import psycopg
 from psycopg import sql
 
 from obsctl.store.postgres import event_stats, ingest
+from obsctl.store.sql import one
 from obsctl.store.tables import SESSION_TOTAL_NAMES, SESSION_TOTALS, TABLE_COLUMNS
 
 # The column that orders a table's rows as they were written.
@@ -50,13 +51,13 @@ def table_rows(conn: psycopg.Connection, table: str, batch_size: int) -> Iterato
 
 def row_count(conn: psycopg.Connection, table: str) -> int:
     _columns(table)
-    return conn.execute(sql.SQL("SELECT COUNT(*) FROM {}").format(sql.Identifier(table))).fetchone()[0]
+    return one(conn.execute(sql.SQL("SELECT COUNT(*) FROM {}").format(sql.Identifier(table))))[0]
 
 
 def is_empty(conn: psycopg.Connection) -> bool:
     """No row in any copied table."""
-    return all(conn.execute(sql.SQL("SELECT NOT EXISTS (SELECT 1 FROM {})").format(sql.Identifier(t))
-                            ).fetchone()[0] for t in TABLE_COLUMNS)
+    return all(one(conn.execute(sql.SQL("SELECT NOT EXISTS (SELECT 1 FROM {})").format(sql.Identifier(t))
+                            ))[0] for t in TABLE_COLUMNS)
 
 
 def insert_rows(conn: psycopg.Connection, table: str, rows: Sequence[tuple]) -> None:
@@ -84,4 +85,4 @@ def finish_copy(conn: psycopg.Connection) -> None:
 
 def session_totals(conn: psycopg.Connection) -> dict:
     """Sums over all sessions that a faithful copy keeps (the copy's verification)."""
-    return dict(zip(SESSION_TOTAL_NAMES, conn.execute(SESSION_TOTALS).fetchone()))
+    return dict(zip(SESSION_TOTAL_NAMES, one(conn.execute(SESSION_TOTALS))))

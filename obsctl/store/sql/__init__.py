@@ -29,6 +29,21 @@ class Dialect:
     lock_rows: str
     keep_rows: str
 
+    @property
+    def least(self) -> str:
+        """The smallest of its arguments (SQLite's scalar MIN)."""
+        return "MIN" if self.name == "sqlite" else "LEAST"
+
+    @property
+    def greatest(self) -> str:
+        """The largest of its arguments (SQLite's scalar MAX)."""
+        return "MAX" if self.name == "sqlite" else "GREATEST"
+
+    def indexed_by(self, index: str) -> str:
+        """SQLite's INDEXED BY clause naming the index a read must use (PostgreSQL's planner
+        picks its own)."""
+        return f" INDEXED BY {index}" if self.name == "sqlite" else ""
+
     def in_list(self, column: str, values: Sequence) -> tuple[str, list]:
         """`column` is one of `values`: the condition and its parameters (SQLite: an IN list of
         placeholders; PostgreSQL: one array parameter, whatever the number of values)."""
@@ -72,3 +87,12 @@ def insert_rows(db: Any, table: str, columns: Sequence[str], rows: list[list]) -
     conn, d = connection(db)
     execute_many(conn, f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join([d.mark] * len(columns))})",
                  rows)
+
+
+def one(cursor: Any) -> tuple:
+    """The row of a query that always answers one (an aggregate, SHOW, a row known to exist):
+    a cursor's fetchone() without the None it is typed to allow."""
+    row = cursor.fetchone()
+    if row is None:
+        raise LookupError("the query answered no row")
+    return row

@@ -19,6 +19,7 @@ from obsctl.services.postmortem import (
 )
 from obsctl.services.triage.analysis import analyse_session
 from obsctl.services.triage.anomaly import check_metric, median, nearest_rank, robust_scale
+from obsctl.store.sql import triage as shared
 from obsctl.store.sqlite import triage as store
 from tests import triage_scenarios as sc
 
@@ -153,7 +154,7 @@ def test_baseline_queries_use_the_indexes(db):
     """The baseline starts from the agent's sessions in the window and reaches their events
     through an index on events(session_id, ...); nothing scans a table."""
     args = ["a", "2026-01-01T00:00:00.000Z", "2026-01-08T00:00:00.000Z", "s", 10]
-    for sql in (store._BASELINE_SESSIONS, store._BASELINE_MODEL_TOKENS):
+    for sql in (shared.baseline_sessions_sql("?"), shared.baseline_model_tokens_sql("?")):
         plan = " / ".join(row[3] for row in db.conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
         assert "idx_sessions_agent_started" in plan, plan
         assert "SCAN" not in plan, plan
