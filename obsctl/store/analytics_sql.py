@@ -1,6 +1,7 @@
-"""The SQL of `GET /analytics` that is the same text on every backend: parameterless reads
-of the session_stats and event_stats rollups (each backend's analytics.py holds the rest:
-its duration expression, placeholders and casts)."""
+"""The SQL of `GET /analytics` that is the same text on every backend: reads of the
+session_stats and event_stats rollups, with the backend's placeholder (`{m}`) or its session
+duration expression filled in where a query takes one (each backend's analytics.py holds the
+rest: its casts and the model usage it reads)."""
 
 OVERVIEW = """
 SELECT COALESCE(SUM(sessions), 0),
@@ -16,6 +17,34 @@ FROM session_stats
 
 STARTS = ("SELECT (SELECT MIN(started_at) FROM sessions), "
          "(SELECT MAX(started_at) FROM sessions)")
+
+
+def durations(session_duration_ms: str) -> str:
+    """The shortest and longest ended session, given the backend's duration expression (the
+    same text as its idx_sessions_duration, so that the index serves it)."""
+    return (f"SELECT (SELECT MIN({session_duration_ms}) FROM sessions WHERE ended_at IS NOT NULL), "
+            f"(SELECT MAX({session_duration_ms}) FROM sessions WHERE ended_at IS NOT NULL)")
+
+
+# With {m}, the backend's placeholder.
+TOP_AGENTS = """
+SELECT agent_name, SUM(sessions), SUM(tokens_in + tokens_out) AS tokens
+FROM session_stats
+GROUP BY agent_name
+HAVING SUM(sessions) > 0
+ORDER BY tokens DESC, agent_name
+LIMIT {m}
+"""
+
+# `since` is the start of a day (services/analytics.first_day), so comparing days is exact.
+SESSIONS_BY_DAY = """
+SELECT day, SUM(sessions), SUM(tokens_in + tokens_out)
+FROM session_stats
+WHERE day >= substr({m}, 1, 10)
+GROUP BY day
+HAVING SUM(sessions) > 0
+ORDER BY day
+"""
 
 OVERVIEW_COLUMNS = ("total_sessions", "active_sessions", "completed_sessions", "error_sessions",
                     "total_events", "total_tokens_in", "total_tokens_out", "earliest_session",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import psycopg
 
+import obsctl.store.analytics_sql as analytics_sql
 from obsctl.store.analytics_sql import COST_BY_AGENT_DAY as _COST_BY_AGENT_DAY
 from obsctl.store.analytics_sql import COST_BY_MODEL as _COST_BY_MODEL
 from obsctl.store.analytics_sql import EVENT_TYPES as _EVENT_TYPES
@@ -21,28 +22,9 @@ from obsctl.store.postgres import event_stats
 from obsctl.store.postgres.schema import SESSION_DURATION_MS
 from obsctl.store.sql import one
 
-# The same expression text as idx_sessions_duration (schema.py m009), so the index serves it.
-_DURATIONS = (f"SELECT (SELECT MIN({SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL), "
-              f"(SELECT MAX({SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL)")
-
-_TOP_AGENTS = """
-SELECT agent_name, SUM(sessions), SUM(tokens_in + tokens_out) AS tokens
-FROM session_stats
-GROUP BY agent_name
-HAVING SUM(sessions) > 0
-ORDER BY tokens DESC, agent_name
-LIMIT %s
-"""
-
-# `since` is the start of a day (services/analytics.first_day), so comparing days is exact.
-_SESSIONS_BY_DAY = """
-SELECT day, SUM(sessions), SUM(tokens_in + tokens_out)
-FROM session_stats
-WHERE day >= substr(%s, 1, 10)
-GROUP BY day
-HAVING SUM(sessions) > 0
-ORDER BY day
-"""
+_DURATIONS = analytics_sql.durations(SESSION_DURATION_MS)
+_TOP_AGENTS = analytics_sql.TOP_AGENTS.format(m="%s")
+_SESSIONS_BY_DAY = analytics_sql.SESSIONS_BY_DAY.format(m="%s")
 
 _MODEL_USAGE = """
 SELECT model, SUM(event_count) AS calls, SUM(tokens_in), SUM(tokens_out),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
+import obsctl.store.analytics_sql as analytics_sql
 from obsctl.store.analytics_sql import COST_BY_AGENT_DAY as _COST_BY_AGENT_DAY
 from obsctl.store.analytics_sql import COST_BY_MODEL as _COST_BY_MODEL
 from obsctl.store.analytics_sql import EVENT_TYPES as _EVENT_TYPES
@@ -33,27 +34,9 @@ _SESSION_DURATION_MS = (
 SESSION_DURATION_MS = _SESSION_DURATION_MS  # the session list sorts by it (sessions.py)
 
 
-_DURATIONS = (f"SELECT (SELECT MIN({_SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL), "
-              f"(SELECT MAX({_SESSION_DURATION_MS}) FROM sessions WHERE ended_at IS NOT NULL)")
-
-_TOP_AGENTS = """
-SELECT agent_name, SUM(sessions), SUM(tokens_in + tokens_out) AS tokens
-FROM session_stats
-GROUP BY agent_name
-HAVING SUM(sessions) > 0
-ORDER BY tokens DESC, agent_name
-LIMIT ?
-"""
-
-# `since` is the start of a day (services/analytics.first_day), so comparing days is exact.
-_SESSIONS_BY_DAY = """
-SELECT day, SUM(sessions), SUM(tokens_in + tokens_out)
-FROM session_stats
-WHERE day >= substr(?, 1, 10)
-GROUP BY day
-HAVING SUM(sessions) > 0
-ORDER BY day
-"""
+_DURATIONS = analytics_sql.durations(_SESSION_DURATION_MS)
+_TOP_AGENTS = analytics_sql.TOP_AGENTS.format(m="?")
+_SESSIONS_BY_DAY = analytics_sql.SESSIONS_BY_DAY.format(m="?")
 
 _MODEL_USAGE = """
 SELECT model, SUM(event_count) AS calls, SUM(tokens_in), SUM(tokens_out),
