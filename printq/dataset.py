@@ -20,6 +20,7 @@ import threading
 import time
 from array import array
 from collections.abc import Callable
+from typing import Any
 
 from printq import index_cache
 from printq.errors import DataUnavailable
@@ -52,14 +53,14 @@ class Snapshot:
 
 def _valid_number(value: object, is_int: bool) -> int | float | None:
     """``value`` as a number this metric can hold, or None when it is not a valid number."""
-    kind = type(value)  # exact type checks: bool is a subclass of int but is not a number here
-    if kind is float:
+    # Exact type checks: bool is a subclass of int but is not a number here.
+    if type(value) is float:
         if not math.isfinite(value):
             return None
         if is_int and value.is_integer():
             return int(value)  # 96.0 in an integer field is the integer 96
         return value
-    if kind is int:
+    if type(value) is int:
         if is_int:
             return value
         try:
@@ -111,7 +112,7 @@ class _Columns:
             if type(record) is not dict:
                 continue
             for parents, leaves in groups:
-                node = record
+                node: Any = record
                 for key in parents:
                     node = node.get(key)
                     if type(node) is not dict:

@@ -119,6 +119,7 @@ def run_query(snapshot: Snapshot, query: Query) -> int | float:
     if query.aggregate is not None:
         return aggregate(column, query.aggregate)
     values, t = column.values, query.threshold
+    assert t is not None  # a query without an aggregate compares with a value (parse_query)
     if query.comparison == "greater":
         return len(values) - bisect_right(values, t)
     if query.comparison == "lesser":
@@ -134,10 +135,12 @@ def run_query(snapshot: Snapshot, query: Query) -> int | float:
 
 
 def aggregate(column: MetricValues, name: str) -> int | float:
-    """Maximum/Minimum (integers for integer metrics, truncated) or Average (always a float)."""
+    """Maximum/Minimum (integers for integer metrics, truncated) or Average (always a float)
+    of a column with values (run_query answers NoData for one without)."""
+    value = column.average if name == "Average" else column.maximum if name == "Maximum" else column.minimum
+    assert value is not None
     if name == "Average":
-        return float(column.average)
-    value = column.maximum if name == "Maximum" else column.minimum
+        return float(value)
     return math.trunc(value) if column.metric.is_int else float(value)
 
 

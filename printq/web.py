@@ -78,7 +78,8 @@ def create_app(settings: Settings, dataset: Dataset | None = None) -> Flask:
     def http_error(exc: HTTPException) -> Response:
         texts = {404: f"No such route. {ROUTE_HINT}",
                  405: "Method not allowed: this API is read-only, use GET."}
-        response = message(texts.get(exc.code, exc.description or exc.name), exc.code or 500)
+        code = exc.code or 500
+        response = message(texts.get(code, exc.description or exc.name), code)
         if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
             response.headers["Allow"] = ", ".join(sorted(exc.valid_methods))
         return response
