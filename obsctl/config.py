@@ -121,7 +121,8 @@ def parse_auth_failure_limit(text: str | None) -> str | None:
     value = text.strip().lower()
     if value == "off":
         return None
-    if not _LIMIT_RE.match(value) or not int(re.match(r"\d+", value).group()):
+    count = re.match(r"\d+", value)
+    if not _LIMIT_RE.match(value) or count is None or not int(count.group()):
         raise InvalidInput(f"OBSCTL_AUTH_FAILURE_LIMIT must look like 10/minute (N per second, minute, "
                            f"hour or day) or 'off'; got {text!r}")
     return value

@@ -87,7 +87,7 @@ def parse_age(text: str) -> timedelta:
 
     match = _AGE_TEXT.match(text or "")
     digits = match.group(1).lstrip("0") if match else ""
-    if not digits:
+    if match is None or not digits:
         raise InvalidInput(f"age must look like 30d, 12h, 90m or 2w (a positive number and a unit); got {describe_value(text)}")
     unit = _UNITS[match.group(2)]
     # Digits first: a huge number must not reach int() or timedelta (OverflowError).

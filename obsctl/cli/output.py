@@ -14,6 +14,11 @@ JSON stays exact (JSON escapes them itself).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
+
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any, NamedTuple
@@ -162,7 +167,7 @@ def plain_table(headers: list[str], rows: list[list[Any]]) -> None:
 
 
 def render_table(title: str | None, headers: list[str], rows: list[list[Any]],
-                 justify: dict[str, str] | None = None) -> None:
+                 justify: dict[str, JustifyMethod] | None = None) -> None:
     """A rich table on a terminal, tab-separated text otherwise."""
     if not stdout_is_tty():
         plain_table(headers, rows)

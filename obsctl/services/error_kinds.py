@@ -28,7 +28,7 @@ _NORMALISERS = (
 )
 
 # Error kinds, tried in this order; the first whose event types or message pattern match wins.
-_KIND_RULES = (
+_KIND_RULES: tuple[tuple[str, set[str], re.Pattern[str]], ...] = (
     ("rate_limit", {"rate_limit"},
      re.compile(r"rate.?limit|too many requests|\b429\b|quota|throttl", re.IGNORECASE)),
     ("timeout", {"timeout"},

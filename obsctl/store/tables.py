@@ -72,7 +72,8 @@ def session_events_page_query(mark: str, session_id: str, after: tuple[str, int]
                               limit: int) -> tuple[str, list]:
     """The SQL and parameters of a page of a session's events (the stores' session_events_page),
     with the backend's placeholder `mark`: each row its id, then EVENT_READ_COLUMNS."""
-    where, params = f"session_id = {mark}", [session_id]
+    where = f"session_id = {mark}"
+    params: list[object] = [session_id]
     if after is not None:
         where += f" AND (timestamp, id) > ({mark}, {mark})"
         params += list(after)

@@ -376,7 +376,7 @@ def validate_events(
     # Beyond year 9999 (OverflowError) no parseable timestamp is later: no limit either.
     if max_future is not None and current <= datetime.max.replace(tzinfo=UTC) - max_future:
         limit = format_ts(current + max_future)
-    valid = []
+    valid: list[ValidEvent] = []
     append = valid.append
     validate = validate_event
     for index, ev in enumerate(raw, first_index):

@@ -114,13 +114,13 @@ def langfuse_usage(details: Any) -> dict:
             found[name] = count(value)
     for name, paths in _LANGFUSE_PARTS:
         for path in paths:
-            value: Any = details
+            node: Any = details
             for key in path:
-                value = value.get(key) if type(value) is dict else None
-            if value is not None:
-                value = _part(value)
-                if value:
-                    found[name] = value
+                node = node.get(key) if type(node) is dict else None
+            if node is not None:
+                part = _part(node)
+                if part:
+                    found[name] = part
                 break
     _whole_counts(found)
     return found

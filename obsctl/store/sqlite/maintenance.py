@@ -53,7 +53,8 @@ def prune_batch(db: sqlite_utils.Database, cutoff: str, batch_sessions: int,
                             [cutoff, batch_sessions]).fetchall()
         if not rows:
             return 0, 0
-        chosen, events_in = [], 0
+        chosen: list[str] = []
+        events_in = 0
         for session_id, count in rows:
             if chosen and batch_events is not None and events_in + count > batch_events:
                 break

@@ -69,7 +69,8 @@ def event_rows(events: list[dict], scale: dict | None = None) -> list[dict]:
         parent = event.get("parent_id")
         children.setdefault(parent if parent in by_id and parent != event["event_id"] else None,
                             []).append(event)
-    rows, seen = [], set()
+    rows: list[dict] = []
+    seen: set[str] = set()
     stack = [(e, 0) for e in reversed(children.get(None, []))]
     while stack:
         event, depth = stack.pop()
