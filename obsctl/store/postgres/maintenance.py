@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import psycopg
@@ -76,8 +76,7 @@ def _drop_whole_weeks(conn: psycopg.Connection, ids: list[str]) -> int:
     how many events went with them. Their ids leave event_keys and event_totals counts them
     out, as the row-by-row path does; the caller has already taken them out of event_stats.
     This week's and later partitions are kept (servers create them ahead and remember them)."""
-    today = datetime.now(UTC).date()
-    this_week = today - timedelta(days=today.weekday())
+    this_week = partitions.monday_of(datetime.now(UTC).date())
     names = [r[0] for r in conn.execute(
         "SELECT DISTINCT c.relname FROM events e JOIN pg_class c ON c.oid = e.tableoid "
         "WHERE e.session_id = ANY(%s) ORDER BY 1", [ids])]

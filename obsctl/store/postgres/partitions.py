@@ -25,6 +25,11 @@ _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 PREFIX = "events_w"
 
 
+def monday_of(day: date) -> date:
+    """The Monday starting the week of `day` (a partition's first day)."""
+    return day - timedelta(days=day.weekday())
+
+
 def week_of(timestamp: str) -> date | None:
     """The Monday starting the week of an ISO timestamp, None when it has no date."""
     if not _DAY.match(timestamp):
@@ -33,7 +38,7 @@ def week_of(timestamp: str) -> date | None:
         day = date.fromisoformat(timestamp[:10])
     except ValueError:
         return None
-    return day - timedelta(days=day.weekday())
+    return monday_of(day)
 
 
 def partition_name(monday: date) -> str:
@@ -103,7 +108,7 @@ class Partitions:
 def ensure_ahead(conn: psycopg.Connection, now: datetime | None = None) -> None:
     """Create this week's and next week's partitions (a server, at start)."""
     today = (now or datetime.now(UTC)).date()
-    monday = today - timedelta(days=today.weekday())
+    monday = monday_of(today)
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('obsctl-partition:' || current_schema()))")
         present = existing(conn)
