@@ -26,10 +26,11 @@ BASELINE_COLUMNS = (
 )
 
 
-def _baseline_ids(m: str) -> str:
-    """The baseline sessions: the agent's most recent sessions that started in [since, until),
-    newest first, at most `cap` of them; `exclude` keeps the triaged session out."""
-    return (f"SELECT session_id FROM sessions WHERE agent_name = {m} AND started_at >= {m} AND started_at < {m} "
+def _baseline(columns: str, m: str) -> str:
+    """`columns` of the baseline sessions: the agent's most recent sessions that started in
+    [since, until), newest first, at most `cap` of them; `exclude` keeps the triaged session
+    out. Parameters: agent, since, until, exclude, cap."""
+    return (f"SELECT {columns} FROM sessions WHERE agent_name = {m} AND started_at >= {m} AND started_at < {m} "
             f"AND session_id <> {m} ORDER BY started_at DESC LIMIT {m}")
 
 
@@ -46,10 +47,8 @@ def session_steps(db: Any, session_id: str) -> list[tuple]:
 
 
 def baseline_sessions_sql(m: str) -> str:
-    """BASELINE_COLUMNS of the baseline sessions (_baseline_ids), newest first. Parameters:
-    agent, since, until, exclude, cap."""
-    return (f"SELECT {', '.join(BASELINE_COLUMNS)} FROM sessions WHERE agent_name = {m} AND started_at >= {m} "
-            f"AND started_at < {m} AND session_id <> {m} ORDER BY started_at DESC LIMIT {m}")
+    """BASELINE_COLUMNS of the baseline sessions (_baseline), newest first."""
+    return _baseline(", ".join(BASELINE_COLUMNS), m)
 
 
 def baseline_model_tokens_sql(m: str) -> str:
@@ -59,7 +58,7 @@ SELECT e.session_id, e.model, COALESCE(SUM(e.tokens_in), 0), COALESCE(SUM(e.toke
        COALESCE(SUM(e.tokens_cache_read), 0), COALESCE(SUM(e.tokens_cache_write), 0),
        COALESCE(SUM(e.tokens_reasoning), 0)
 FROM events e
-WHERE e.session_id IN ({_baseline_ids(m)})
+WHERE e.session_id IN ({_baseline("session_id", m)})
   AND (e.tokens_in > 0 OR e.tokens_out > 0)
 GROUP BY e.session_id, e.model
 ORDER BY e.session_id, e.model NULLS FIRST"""

@@ -23,9 +23,6 @@ WHERE e.session_id IN ({{ids}})
 GROUP BY e.event_type, e.tool_name
 """
 
-# The numbers of a group_concat of _EXACT (each a JSON number: a REAL's text always has a '.'
-# or an exponent).
-exact_numbers = long_sql.numbers
 
 
 def baseline_durations(db: sqlite_utils.Database,
@@ -36,4 +33,4 @@ def baseline_durations(db: sqlite_utils.Database,
         return {}
     sql = _DURATIONS.format(ids=", ".join("?" * len(session_ids)))
     rows = db.conn.execute(sql, session_ids).fetchall()
-    return {(etype, tool): sorted(exact_numbers(values)) for etype, tool, values in rows}
+    return {(etype, tool): sorted(long_sql.numbers(values)) for etype, tool, values in rows}
