@@ -13,7 +13,7 @@ import obsctl.store.long_session_sql as long_sql
 from obsctl.services.call_keys import call_key
 from obsctl.services.ingest import ingest_events
 from obsctl.services.triage import long
-from obsctl.services.triage.facts import LoopFinder, step_of
+from obsctl.services.triage.facts import find_loops, step_of
 from tests.store_support import open_db
 
 TOOLS = ["search", "fetch", "read"]
@@ -44,12 +44,7 @@ def calls(draw):
 def _loops_of_every_call(db) -> tuple[list, list]:
     steps = [step_of(i, row) for i, row in enumerate(db.triage.session_steps("s"))]
     tools = [s for s in steps if s.tool_name is not None and not s.lifecycle]
-    every, successful = LoopFinder(), LoopFinder()
-    for step in tools:
-        every.feed(step)
-        if not step.is_error:
-            successful.feed(step)
-    return every.finish(), successful.finish()
+    return find_loops(tools), find_loops([s for s in tools if not s.is_error])
 
 
 def _seen(loops) -> list[tuple]:
