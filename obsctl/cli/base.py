@@ -57,7 +57,8 @@ class ObsCommand(TyperCommand):
             if not isinstance(param, TyperArgument):
                 pieces.extend(param.get_usage_pieces(ctx))
                 continue
-            name = param.metavar if param.required else f"[{param.metavar}]"
+            metavar = param.metavar or param.name or ""
+            name = metavar if param.required else f"[{metavar}]"
             pieces.append(name + ("..." if param.nargs != 1 else ""))
         return pieces
 
@@ -158,6 +159,8 @@ def client_of(ctx: typer.Context):
         from obsctl.client.http import Client
 
         settings = settings_of(ctx)
+        if settings.remote_url is None:
+            raise RuntimeError("a remote command ran without --url")
         client = root.meta["obsctl.client"] = Client(settings.remote_url, settings.remote_api_key)
         root.call_on_close(client.close)
     return client

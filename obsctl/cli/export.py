@@ -8,7 +8,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -73,7 +73,7 @@ def export_command(
     Examples: obsctl export sess-42 --format csv -o sess-42.csv;
     obsctl export --since 7d --agent support-bot -o week.jsonl
     """
-    filters = {"since": since, "until": until, "agents": agents or (), "statuses": statuses or (),
+    filters: dict[str, Any] = {"since": since, "until": until, "agents": agents or (), "statuses": statuses or (),
                "session_ids": sessions or (), "event_types": event_types or ()}
     many = all_ or any(filters.values()) or fmt in ("jsonl", "parquet")
     if json_ and fmt not in (None, "json" if not many else "jsonl"):

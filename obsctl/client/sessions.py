@@ -173,7 +173,7 @@ def _messages(response: requests.Response) -> Iterator[tuple[str | None, bytes |
     """(last event id, data or None) per Server-Sent Events message; comments are skipped."""
     position: str | None = None
     data: list[bytes] = []
-    for line in response.iter_lines(chunk_size=None):
+    for line in response.iter_lines(chunk_size=None):  # type: ignore[call-overload]  # None: as it arrives
         if not line:
             if data or position is not None:
                 yield position, b"\n".join(data) if data else None

@@ -47,8 +47,8 @@ class AlertRuleInput(Struct, forbid_unknown_fields=True, kw_only=True):
     metric: Metric
     operator: OperatorInput
     threshold: float
-    window_minutes: Window = WINDOW_MINUTES.default
-    cooldown_minutes: Cooldown = COOLDOWN_MINUTES.default
+    window_minutes: Window = WINDOW_MINUTES.resolve(None)
+    cooldown_minutes: Cooldown = COOLDOWN_MINUTES.resolve(None)
     agent_filter: AgentFilter = None
     enabled: bool = True
     severity: Severity = DEFAULT_SEVERITY

@@ -77,9 +77,9 @@ def list_incidents(store: Store, *, since: str | None = None, until: str | None 
                    gap_minutes: int | None = None, limit: int | None = None) -> dict:
     """The incidents of [since, until), most severe first, then most failures, then earliest."""
     start, end = window(since, until)
-    min_sessions = MIN_SESSIONS.check(min_sessions)
-    gap = timedelta(minutes=GAP_MINUTES.check(gap_minutes))
-    limit = LIMIT.check(limit)
+    min_sessions = MIN_SESSIONS.resolve(min_sessions)
+    gap = timedelta(minutes=GAP_MINUTES.resolve(gap_minutes))
+    limit = LIMIT.resolve(limit)
     rows = store.triage.error_events(start, end, agent, MAX_ERRORS + 1)
     truncated = len(rows) > MAX_ERRORS
     groups = _group(rows[:MAX_ERRORS], gap)
@@ -97,7 +97,7 @@ def find_incident(store: Store, incident_id: str, *, since: str | None = None, u
     "overlapping": [the other incidents of 2+ sessions whose time overlaps it], "since", "until"}`;
     NotFound when no failure group of the window has that id."""
     start, end = window(since if since is not None else FIND_SINCE, until)
-    gap = timedelta(minutes=GAP_MINUTES.check(gap_minutes))
+    gap = timedelta(minutes=GAP_MINUTES.resolve(gap_minutes))
     rows = store.triage.error_events(start, end, None, MAX_ERRORS + 1)
     groups = _group(rows[:MAX_ERRORS], gap)
     views = [(_view(g), g) for g in groups]

@@ -113,7 +113,7 @@ def search_events(store: Store, q: str | None, *, agent: Iterable[str] | None = 
         if type(value) is str:
             _check_no_nul(value, name)
     sort = check_sort(sort)
-    limit = LIMIT.check(limit)
+    limit = LIMIT.resolve(limit)
     start = _check_mark(mark_start, DEFAULT_MARKS[0], "mark_start")
     end = _check_mark(mark_end, DEFAULT_MARKS[1], "mark_end")
     selection = select_events(since=since, until=until, agents=agent or (),

@@ -44,6 +44,7 @@ SEVERITIES = ("SEV-1", "SEV-2", "SEV-3", "SEV-4", "none")
 # (severity, the cost at which it starts), worst first: $5 and $1 are triage's critical and
 # warning cost thresholds.
 COST_SEVERITIES = (("SEV-2", 20.0), ("SEV-3", rules.COST_HIGH_USD), ("SEV-4", rules.COST_NOTABLE_USD))
+COST_FLOORS = (COST_SEVERITIES[0][1], COST_SEVERITIES[1][1], COST_SEVERITIES[2][1])
 
 CANDIDATES_LIMIT = IntParam("limit", 1, 100, default=20, capped=True)
 CANDIDATES_MIN_ERRORS = IntParam("min_errors", 0, MAX_COUNT, default=1)
@@ -207,14 +208,14 @@ def postmortem_candidates(store: Store, *, min_errors: int | None = None,
     cost alone earns a severity: $1 or more), most severe first, then most error
     events, then newest: `{"candidates": [...], "total": N}`. `days` keeps sessions started in the last
     N days (default: all); `agent` keeps one agent's sessions."""
-    limit = CANDIDATES_LIMIT.check(limit)
-    min_errors = CANDIDATES_MIN_ERRORS.check(min_errors)
+    limit = CANDIDATES_LIMIT.resolve(limit)
+    min_errors = CANDIDATES_MIN_ERRORS.resolve(min_errors)
     days = CANDIDATES_DAYS.check(days)
     since = iso_minus(timedelta(days=days)) if days is not None else None
     rows, total = store.triage.postmortem_candidates(
         min_errors=min_errors, limit=limit, agent=agent or None, since=since,
         high_rate=round(SEV_HIGH_RATE * 100), medium_rate=round(SEV_MEDIUM_RATE * 100),
-        medium_count=SEV_MEDIUM_COUNT, cost_floors=tuple(floor for _, floor in COST_SEVERITIES))
+        medium_count=SEV_MEDIUM_COUNT, cost_floors=COST_FLOORS)
     candidates = []
     for row in rows:
         counts = SessionEventCounts(row["event_count"], row["error_count"], row["body_events"],

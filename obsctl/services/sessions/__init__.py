@@ -85,8 +85,8 @@ def list_sessions(store: Store, *, limit: int | None = None, offset: int | None 
     from obsctl.services.sessions.filters import decode_cursor, encode_cursor, session_filter
 
     selection = session_filter(**filters)
-    limit = LIMIT.check(limit)
-    offset = OFFSET.check(offset)
+    limit = LIMIT.resolve(limit)
+    offset = OFFSET.resolve(offset)
     if cursor is not None and offset:
         raise InvalidInput("give cursor or offset, not both (the cursor already says where the page starts)")
     after = decode_cursor(selection, cursor)
@@ -107,7 +107,7 @@ def get_session(store: Store, session_id: str, *, tree: bool = False, limit: int
     from obsctl.services.sessions.housekeeping import session_scores
     from obsctl.services.sessions.tree import build_tree
 
-    limit = EVENTS_LIMIT.check(limit)
+    limit = EVENTS_LIMIT.resolve(limit)
     after = decode_event_cursor(cursor)
     tags = store.sessions.session_tags([session_id]).get(session_id)
     view = session_view(require_session(store, session_id), tags)

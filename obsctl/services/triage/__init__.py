@@ -41,7 +41,7 @@ FAILED_POINTS = 15.0
 TOOL_POINTS, TOOL_CAP, TOOL_FAILING_RATE = 5.0, 15.0, 0.5
 LOOP_CAP_EACH, LOOP_CAP = 10.0, 20.0
 SLOW_POINTS, SLOW_CAP = 2.0, 10.0
-BASELINE_POINTS = {("anomaly", "critical"): 10.0, ("anomaly", "warning"): 6.0,
+BASELINE_POINTS: dict[tuple[str, str | None], float] = {("anomaly", "critical"): 10.0, ("anomaly", "warning"): 6.0,
                    ("drift", "warning"): 4.0, ("drift", "info"): 2.0}
 BASELINE_CAP = 20.0
 COST_CAP = 20.0
@@ -147,8 +147,8 @@ def triage_batch(store: Store, *, pricer, limit: int | None = None,
     `total` counts every session matching the filters; `reports` covers the most recent
     `limit` of them.
     """
-    limit = BATCH_LIMIT.check(limit)
-    min_events = BATCH_MIN_EVENTS.check(min_events)
+    limit = BATCH_LIMIT.resolve(limit)
+    min_events = BATCH_MIN_EVENTS.resolve(min_events)
     from obsctl.services.windows import optional_window
 
     start, end = optional_window(since, until)

@@ -314,7 +314,7 @@ def list_deliveries(store: Store, *, webhook_id: str | None = None,
                     limit: int | None = None) -> dict:
     """`{"deliveries": [...], "total": N}` newest first; limit default 50, 1-500 (more counts as 500)."""
     status = check_delivery_status(status)
-    limit = DELIVERIES_LIMIT.check(limit)
+    limit = DELIVERIES_LIMIT.resolve(limit)
     rows, total = store.webhooks.list_deliveries(webhook_id=webhook_id, status=status,
                                         alert_id=alert_id, limit=limit)
     return {"deliveries": [delivery_view(r) for r in rows], "total": total}
@@ -345,7 +345,10 @@ def retry_delivery(store: Store, settings, delivery_id: str, *, timeout: float |
         raise Conflict(f"webhook {delivery['webhook_id']} is disabled; enable it first: "
                        f"obsctl webhooks update {delivery['webhook_id']} --enable")
     with store.read_snapshot():
-        return delivery_view(store.webhooks.get_delivery(delivery_id))
+        retried = store.webhooks.get_delivery(delivery_id)
+    if retried is None:  # removed with its webhook meanwhile
+        raise NotFound(f"delivery {delivery_id!r} not found")
+    return delivery_view(retried)
 
 
 def enabled_webhooks(store: Store) -> list[dict]:

@@ -4,6 +4,8 @@ The explain and export routes take any session id, including ids with `/` (path 
 `POST /sessions/compare` is a fixed route and cannot clash with `GET /sessions/<id>`.
 """
 
+from collections.abc import Iterable
+
 from flask import Blueprint, Response, request
 
 from obsctl.models.sessions import (
@@ -46,9 +48,9 @@ def export(session_id: str):
     headers = {}
     if stream.format == "csv":
         headers["Content-Disposition"] = f'attachment; filename="{stream.filename}"'
-    body = stream.chunks
+    body: Iterable[bytes] | bytes = stream.chunks
     if stream.event_count <= BUFFERED_EXPORT_EVENTS:
-        body = b"".join(body)
+        body = b"".join(stream.chunks)
     # Otherwise a generator body: waitress sends it chunked as the events are read.
     return Response(body, content_type=stream.media_type, headers=headers)
 
