@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import obsctl.store.session_filter_sql as session_filter_sql
 from obsctl.models.sessions import SessionFilter
-from obsctl.store import session_filter_sql
 from obsctl.store.sql import connection, execute_many, one
 from obsctl.store.tables import SESSION_COLUMNS, page_rows, session_events_page_query
 
