@@ -8,13 +8,8 @@ from collections.abc import Iterable
 
 from flask import Blueprint, Response, request
 
-from obsctl.models.sessions import (
-    CompareRequest,
-    EventLine,
-    SessionComparison,
-    SessionExplanation,
-    SessionExport,
-)
+from obsctl.models.compare import CompareRequest, SessionComparison
+from obsctl.models.sessions import EventLine, SessionExplanation, SessionExport
 from obsctl.services.sessions.bulk_export import FORMATS, MEDIA_TYPES, export_events, select_events
 from obsctl.services.sessions.compare import compare_sessions, parse_compare_body
 from obsctl.services.sessions.explain import explain_session
