@@ -1,5 +1,6 @@
 from flask import Blueprint, request
 
+import obsctl.models.sessions as models
 from obsctl.models.sessions import Score, ScoreInput, SessionDeleted, SessionDetail, SessionList, SessionTags
 from obsctl.services import sessions as service
 from obsctl.services.sessions import filters, housekeeping
@@ -14,9 +15,12 @@ from obsctl.web.openapi_util import (
     ref,
     session_id_param,
 )
+from obsctl.web.reads import serve_reads
 
 blueprint = Blueprint("sessions", __name__)
 RATE_GROUP = "sessions"
+# The reads declared in models/sessions.py (the agents list), routed and documented from there.
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 
 
 def start_background(app):
@@ -69,7 +73,7 @@ _PAIR = "^[A-Za-z0-9_.-]{1,64}[:=]"
 _LIST_ITEMS = {"tag": {"type": "string", "pattern": _PAIR + "[^\\u0000]{1,256}$"},
                "metadata": {"type": "string", "pattern": _PAIR + "[^\\u0000]{0,256}$"}}
 
-OPENAPI_MODELS = (SessionList, Score, ScoreInput, SessionTags, SessionDeleted)
+OPENAPI_MODELS = (SessionList, Score, ScoreInput, SessionTags, SessionDeleted, *READ_MODELS)
 
 OPENAPI_PATHS = {
     "/sessions": {
@@ -149,4 +153,5 @@ OPENAPI_PATHS = {
             errors=error_responses(400, 404, 413),
         )
     },
+    **READ_PATHS,
 }

@@ -1,0 +1,84 @@
+"""The routes and the OpenAPI operations of the read use cases an area declares (models/reads.py).
+
+A route module serves its area's reads with one line,
+`READ_PATHS, READ_MODELS = serve_reads(blueprint, obsctl.models.<area>)`, and lists both with
+its own paths and models. Each read's query parameters are read from the URL by their kind
+(web/http.py's readers: the same 400s as every other route), its service answers with the
+declared Struct, and the body is that Struct encoded.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, get_args, get_origin
+
+import msgspec
+from flask import Blueprint, Response, request
+
+from obsctl.models.reads import QueryField, Read, query_fields, reads_in
+from obsctl.web.http import bool_arg, get_store, int_arg, str_arg
+from obsctl.web.openapi_util import (
+    error_responses,
+    int_query_param,
+    json_content,
+    operation,
+    query_param,
+    ref,
+)
+
+
+def serve_reads(blueprint: Blueprint, models: ModuleType) -> tuple[dict, tuple]:
+    """Route every Read of `models` on `blueprint`; their OpenAPI paths and answer models."""
+    paths: dict[str, dict] = {}
+    answers = []
+    for read in reads_in(models):
+        blueprint.add_url_rule(read.path, f"read_{read.service_name}", _view(read), methods=["GET"])
+        paths[read.path] = {"get": _operation(read)}
+        answers.append(read.answer)
+    return paths, tuple(answers)
+
+
+def _view(read: Read):
+    fields = query_fields(read.query)
+
+    def view() -> Response:
+        query = read.query(**{f.attribute: _argument(f) for f in fields})
+        answer = read.service()(get_store(), query)
+        return Response(msgspec.json.encode(answer), mimetype="application/json")
+    return view
+
+
+def _argument(field: QueryField) -> Any:
+    if field.kind is int:
+        return int_arg(field.name)
+    if field.kind is bool:
+        return bool_arg(field.name, None)
+    if field.kind is list:
+        return tuple(request.args.getlist(field.name)) or None
+    return str_arg(field.name)
+
+
+def _operation(read: Read) -> dict:
+    return operation(read.tag, read.summary, params=[_parameter(f) for f in query_fields(read.query)],
+                     ok=json_content(ref(read.answer)), errors=error_responses(*read.errors))
+
+
+def _parameter(field: QueryField) -> dict:
+    annotated = _without_none(field.annotation)
+    metas = [m for m in get_args(annotated)[1:] if isinstance(m, msgspec.Meta)]
+    description = next((m.description for m in metas if m.description), "")
+    param = next((m.extra["param"] for m in metas if m.extra and "param" in m.extra), None)
+    if param is not None:  # a bounded integer: documented from its IntParam
+        return int_query_param(param, description)
+    schema = msgspec.json.schema(annotated)
+    schema.pop("description", None)
+    if field.kind is list:  # repeated: ?agent=a&agent=b
+        return {**query_param(field.name, schema, description), "style": "form", "explode": True}
+    return query_param(field.name, schema, description)
+
+
+def _without_none(annotation: Any) -> Any:
+    """`X | None` -> `X` (a query parameter is optional by being absent, never null)."""
+    if get_origin(annotation) is not None and type(None) in get_args(annotation):
+        return next(a for a in get_args(annotation) if a is not type(None))
+    return annotation
