@@ -1,4 +1,5 @@
-"""Sessions, their events, and the explain and export responses, as declared models."""
+"""Sessions, their events, and the explain and export responses, as declared models; the
+agents list (a read declared with models/reads.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from typing import Annotated, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from obsctl.models.common import Count, JsonObject, Timestamp
+from obsctl.models.common import Count, JsonObject, Timestamp, rate_of, within
+from obsctl.models.reads import Read
+from obsctl.params import IntParam
 
 SessionStatus = Literal["active", "completed", "error"]
 
@@ -296,3 +299,46 @@ class FollowedEvent(Struct):
                                               "Last-Event-ID (opaque: compare for equality only)")]
     agent_name: Annotated[str, Meta(description="The agent of the event's session")]
     event: EventLine
+
+
+# ---- The agents list: `GET /agents`, `obsctl agents` (services/sessions/agents.py) ----
+
+AGENT_DAYS = IntParam("days", 1, 3650, default=30)
+AGENTS_LIMIT = IntParam("limit", 1, 1000, default=100, capped=True)
+
+
+class AgentsQuery(Struct, kw_only=True):
+    days: Annotated[int, within(AGENT_DAYS, description="Sessions started in the last DAYS days (UTC), "
+                                                        "today included")] | None = None
+    limit: Annotated[int, within(AGENTS_LIMIT, description="Agents to return, most sessions first")] | None = None
+
+
+class AgentSummary(Struct):
+    agent_name: str
+    sessions: Annotated[Count, rate_of("sessions")]
+    active_sessions: Count
+    completed_sessions: Count
+    error_sessions: Annotated[Count, rate_of("error_sessions")]
+    error_session_rate: Annotated[float, rate_of("error_session_rate")]
+    event_count: Annotated[Count, Meta(description="Every stored event of these sessions, session_start "
+                                                   "and session_end included")]
+    total_tokens_in: Count
+    total_tokens_out: Count
+    avg_duration_ms: Annotated[float | None, Meta(
+        description="Mean wall-clock duration of the sessions that ended; null when none has")]
+    first_day: Annotated[str, Meta(description="The UTC day (YYYY-MM-DD) of the first session started in the window")]
+    last_day: Annotated[str, Meta(description="The UTC day of the last session started in the window")]
+    last_event_at: Annotated[Timestamp | None, Meta(description="The agent's latest event, in any session")]
+
+
+class AgentList(Struct):
+    since_day: Annotated[str, Meta(description="The first UTC day of the window (YYYY-MM-DD)")]
+    days: Count
+    total: Annotated[Count, Meta(description="Agents with sessions in the window")]
+    agents: list[AgentSummary]
+
+
+AGENTS = Read("/agents", "obsctl.services.sessions.agents:list_agents", AgentsQuery, AgentList,
+              summary="Every agent with sessions started in the window: its sessions by status, "
+                      "events, tokens, mean duration and latest event; most sessions first",
+              tag="sessions")

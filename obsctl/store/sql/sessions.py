@@ -11,7 +11,7 @@ from obsctl.models.sessions import SessionFilter
 from obsctl.store.sql import connection, execute_many, one
 from obsctl.store.tables import SESSION_COLUMNS, page_rows, session_events_page_query
 
-__all__ = ["agent_names", "complete_idle", "get_session", "insert_score", "insert_scores_once",
+__all__ = ["agent_names", "agent_totals", "complete_idle", "get_session", "insert_score", "insert_scores_once",
            "list_sessions", "remove_tags", "session_events_page", "session_ids", "session_scores",
            "session_tags", "session_timeline_rows", "set_tags"]
 
@@ -70,6 +70,29 @@ def agent_names(db: Any, prefix: str, limit: int) -> list[str]:
         f"GROUP BY agent_name HAVING SUM(sessions) > 0 ORDER BY agent_name{_CODE_POINT_ORDER[d.name]} LIMIT {m}",
         [len(prefix), prefix, limit])
     return [row[0] for row in cursor]
+
+
+def agent_totals(db: Any, since_day: str, limit: int) -> tuple[list[tuple], int]:
+    """Up to `limit` agents with sessions started on `since_day` or later, most sessions first
+    (then by name), each as (agent_name, sessions, active, completed, error, event_count,
+    tokens_in, tokens_out, ended, duration_sum, first_day, last_day, last_event_at), and how
+    many agents there are. The session_stats rollup holds one row per day, agent and status;
+    each listed agent's latest event is one probe of idx_sessions_agent_last_event."""
+    conn, d = connection(db)
+    m = d.mark
+    grouped = (f"SELECT agent_name, SUM(sessions) AS sessions, "
+               f"SUM(CASE WHEN status = 'active' THEN sessions ELSE 0 END), "
+               f"SUM(CASE WHEN status = 'completed' THEN sessions ELSE 0 END), "
+               f"SUM(CASE WHEN status = 'error' THEN sessions ELSE 0 END), "
+               f"SUM(events), SUM(tokens_in), SUM(tokens_out), SUM(ended), SUM(duration_sum), "
+               f"MIN(CASE WHEN sessions > 0 THEN day END), MAX(CASE WHEN sessions > 0 THEN day END) "
+               f"FROM session_stats WHERE day >= {m} GROUP BY agent_name HAVING SUM(sessions) > 0")
+    total = one(conn.execute(f"SELECT COUNT(*) FROM ({grouped}) AS a", [since_day]))[0]
+    rows = conn.execute(
+        f"SELECT a.*, (SELECT MAX(s.last_event_at) FROM sessions s WHERE s.agent_name = a.agent_name) "
+        f"FROM ({grouped}) AS a ORDER BY a.sessions DESC, a.agent_name{_CODE_POINT_ORDER[d.name]} LIMIT {m}",
+        [since_day, limit]).fetchall()
+    return [tuple(row) for row in rows], total
 
 
 def session_ids(db: Any, prefix: str, limit: int) -> list[str]:
