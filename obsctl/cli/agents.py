@@ -7,7 +7,7 @@ import typer
 from obsctl.cli.base import run, translate_errors
 from obsctl.cli.options import int_option
 from obsctl.cli.output import JsonFlag, Styled, fmt_number, render_table, show
-from obsctl.models.sessions import AGENT_DAYS, AGENTS_LIMIT, AgentList, AgentsQuery
+from obsctl.models.sessions import AGENT_DAYS, AGENTS_LIMIT, AgentList
 from obsctl.services.sessions.agents import list_agents
 
 
@@ -23,7 +23,7 @@ def agents_command(
 
     Example: obsctl agents --days 7
     """
-    show(run(ctx, list_agents, AgentsQuery(days=days, limit=limit)), json_, _show)
+    show(run(ctx, list_agents, days=days, limit=limit), json_, _show)
 
 
 def _show(data: AgentList) -> None:

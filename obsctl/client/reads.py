@@ -1,6 +1,6 @@
 """Remote reads: a read use case declared with `models.reads.Read` asked of a server's HTTP
-API, its answer decoded into the same Struct the service returns (so the command renders it
-without knowing where it came from)."""
+API. A service that returns its answer Struct gets the body decoded into that Struct, so the
+command renders the same type without knowing where it came from."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Any
 
 import msgspec
 
-from obsctl.models.reads import Read, query_params, reads_in
+from obsctl.models.reads import Read, query_params, reads_in, remote_signature
 
 
 def remote_read(use_case: Callable) -> Callable[..., Any] | None:
-    """`(client, query) -> answer` for a service function declared as a Read in its area's
-    models module (obsctl.models.<area>), else None."""
+    """`(client, **parameters) -> answer` for a service function declared as a Read in its
+    area's models module (obsctl.models.<area>), else None."""
     area = use_case.__module__.split(".")[2]
     try:
         models = importlib.import_module(f"obsctl.models.{area}")
@@ -27,7 +27,12 @@ def remote_read(use_case: Callable) -> Callable[..., Any] | None:
 
 
 def _asker(read: Read) -> Callable[..., Any]:
-    def ask(client, query):
-        return msgspec.convert(client.get_json(read.path, query_params(query)), read.answer)
+    signature = remote_signature(read)
+
+    def ask(client, **arguments):
+        signature.bind(client, **arguments)  # an unknown keyword is a TypeError, as locally
+        body = client.get_json(read.path, query_params(read, arguments))
+        return msgspec.convert(body, read.answer) if read.typed() else body
     ask.__name__ = read.service_name
+    ask.__signature__ = signature  # type: ignore[attr-defined]
     return ask

@@ -2,21 +2,28 @@
 (a Struct, one field per query parameter) and its answer (a Struct, the response body).
 
 The web layer routes and documents every Read of an area's models module (web/reads.py), and
-the remote client asks the server for it (client/reads.py), so a new read names its
-parameters and fields in one place: here, next to the area's other models. The service
-takes the store and the query and returns the answer; the CLI builds the query from its
-options and renders the answer, locally or under --url alike.
+the remote client asks the server for it (client/reads.py), so a read's parameters are named
+in one place: here, next to the area's other models. The service is called as every command
+calls it, `service(store, **parameters)` (plus what `context` names: the server's `pricer` or
+`settings`); a service that returns the answer Struct itself gets it back from a server as that
+Struct too, so its command renders one type, locally or under --url alike.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, get_args, get_origin
+from typing import Any, get_args, get_origin, get_type_hints
 
 import msgspec
+
+# What a service may take besides its parameters, supplied by the server: the price table of its
+# settings, or the settings themselves. A remote call leaves them to the server.
+CONTEXTS = ("pricer", "settings")
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,7 @@ class Read:
     summary: str
     tag: str
     errors: tuple[int, ...] = (400,)
+    context: tuple[str, ...] = ()  # of CONTEXTS
 
     @property
     def service_name(self) -> str:
@@ -39,6 +47,15 @@ class Read:
         module, _, name = self.use_case.partition(":")
         return getattr(importlib.import_module(module), name)
 
+    def typed(self) -> bool:
+        """Whether the service returns the answer Struct (else a dict of the same shape)."""
+        return _returns(self.service()) is self.answer
+
+
+@functools.cache
+def _returns(function: Callable) -> Any:
+    return get_type_hints(function).get("return")
+
 
 def reads_in(module: ModuleType) -> list[Read]:
     """The Reads a models module declares, in the order it declares them."""
@@ -47,8 +64,8 @@ def reads_in(module: ModuleType) -> list[Read]:
 
 @dataclass(frozen=True)
 class QueryField:
-    """One query parameter of a Read: its name in the URL, its Python name, its kind (str,
-    int, bool, or list for a repeated parameter) and its type with its Meta (for the schema)."""
+    """One query parameter of a Read: its name in the URL, the service's keyword for it, its
+    kind (str, int, bool, or list for a repeated parameter) and its type with its Meta."""
 
     name: str
     attribute: str
@@ -77,6 +94,18 @@ def _kind(annotation: Any) -> type:
     return annotation
 
 
-def query_params(query: msgspec.Struct) -> dict[str, Any]:
-    """The parameters a query sends (URL names; absent ones left out), for the remote client."""
-    return {name: value for name, value in msgspec.to_builtins(query).items() if value is not None}
+def remote_signature(read: Read) -> inspect.Signature:
+    """(client, *, parameters..., contexts...): the service's signature with the server's
+    client in place of the store, so a command calls either the same way."""
+    keywords = [inspect.Parameter(f.attribute, inspect.Parameter.KEYWORD_ONLY, default=None)
+                for f in query_fields(read.query)]
+    keywords += [inspect.Parameter(c, inspect.Parameter.KEYWORD_ONLY, default=None) for c in read.context]
+    return inspect.Signature([inspect.Parameter("client", inspect.Parameter.POSITIONAL_OR_KEYWORD), *keywords])
+
+
+def query_params(read: Read, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The URL parameters of a call's keyword arguments (absent ones left out); lists as lists
+    (sent repeated)."""
+    names = {f.attribute: f.name for f in query_fields(read.query)}
+    return {names[key]: list(value) if isinstance(value, tuple) else value
+            for key, value in arguments.items() if key in names and value is not None}

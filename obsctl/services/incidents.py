@@ -24,7 +24,7 @@ from datetime import timedelta
 import orjson
 
 from obsctl.errors import NotFound
-from obsctl.params import IntParam
+from obsctl.models.incidents import GAP_MINUTES, LIMIT, MIN_SESSIONS
 from obsctl.services.error_kinds import KIND_TITLES, classify_error, fingerprint, normalise_message
 from obsctl.services.sessions.fields import error_message, excerpt, main_text
 from obsctl.services.windows import (  # noqa: F401 (re-exported)
@@ -40,9 +40,6 @@ from obsctl.timeutil import parse_ts
 
 FIND_SINCE = "7d"
 TIMELINE_CAP = 200
-MIN_SESSIONS = IntParam("min_sessions", 1, 1000, default=2)
-GAP_MINUTES = IntParam("gap_minutes", 1, 1440, default=30)
-LIMIT = IntParam("limit", 1, 200, default=50)
 # Error events read per request at most: a window holding more is reported as truncated.
 MAX_ERRORS = 100_000
 # Sessions and agents named in an incident (the counts are always complete).

@@ -3,8 +3,8 @@
 A route module serves its area's reads with one line,
 `READ_PATHS, READ_MODELS = serve_reads(blueprint, obsctl.models.<area>)`, and lists both with
 its own paths and models. Each read's query parameters are read from the URL by their kind
-(web/http.py's readers: the same 400s as every other route), its service answers with the
-declared Struct, and the body is that Struct encoded.
+(web/http.py's readers: the same 400s as every other route) and passed to the service as
+keywords; the body is its answer encoded (a Struct by msgspec, a dict as every route does).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import msgspec
 from flask import Blueprint, Response, request
 
 from obsctl.models.reads import QueryField, Read, query_fields, reads_in
-from obsctl.web.http import bool_arg, get_store, int_arg, str_arg
+from obsctl.web.http import bool_arg, get_settings, get_store, int_arg, json_response, str_arg
 from obsctl.web.openapi_util import (
     error_responses,
     int_query_param,
@@ -42,10 +42,23 @@ def _view(read: Read):
     fields = query_fields(read.query)
 
     def view() -> Response:
-        query = read.query(**{f.attribute: _argument(f) for f in fields})
-        answer = read.service()(get_store(), query)
-        return Response(msgspec.json.encode(answer), mimetype="application/json")
+        arguments = {f.attribute: _argument(f) for f in fields}
+        answer = read.service()(get_store(), **arguments, **_context(read))
+        if isinstance(answer, msgspec.Struct):
+            return Response(msgspec.json.encode(answer), mimetype="application/json")
+        return json_response(answer)
     return view
+
+
+def _context(read: Read) -> dict[str, Any]:
+    """What the service takes from the server's settings (models/reads.CONTEXTS)."""
+    if not read.context:
+        return {}
+    from obsctl.services.pricing import pricer_for
+
+    settings = get_settings()
+    found = {"settings": lambda: settings, "pricer": lambda: pricer_for(settings)}
+    return {name: found[name]() for name in read.context}
 
 
 def _argument(field: QueryField) -> Any:
@@ -54,7 +67,7 @@ def _argument(field: QueryField) -> Any:
     if field.kind is bool:
         return bool_arg(field.name, None)
     if field.kind is list:
-        return tuple(request.args.getlist(field.name)) or None
+        return request.args.getlist(field.name) or None
     return str_arg(field.name)
 
 

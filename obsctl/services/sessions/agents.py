@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from obsctl.models.sessions import AGENT_DAYS, AGENTS_LIMIT, AgentList, AgentsQuery, AgentSummary
+from obsctl.models.sessions import AGENT_DAYS, AGENTS_LIMIT, AgentList, AgentSummary
 from obsctl.store import Store
 from obsctl.timeutil import now
 
 
-def list_agents(store: Store, query: AgentsQuery) -> AgentList:
-    """The agents of the window, most sessions first (then by name)."""
-    days = AGENT_DAYS.resolve(query.days)
-    limit = AGENTS_LIMIT.resolve(query.limit)
+def list_agents(store: Store, *, days: int | None = None, limit: int | None = None) -> AgentList:
+    """The agents of the window, most sessions first (then by name); `days` (30) and `limit`
+    (100) as models/sessions.py's AgentsQuery declares them."""
+    days = AGENT_DAYS.resolve(days)
+    limit = AGENTS_LIMIT.resolve(limit)
     since_day = (now().date() - timedelta(days=days - 1)).isoformat()
     rows, total = store.sessions.agent_totals(since_day, limit)
     return AgentList(since_day=since_day, days=days, total=total, agents=[_summary(row) for row in rows])

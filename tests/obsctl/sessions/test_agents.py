@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from obsctl.models.sessions import AgentsQuery
 from obsctl.services.ingest import ingest_events
 from obsctl.services.sessions.agents import list_agents
 from tests.conftest import event
@@ -46,7 +45,7 @@ def fleet(db):
 
 
 def test_totals_per_agent_most_sessions_first(fleet):
-    found = list_agents(fleet, AgentsQuery())
+    found = list_agents(fleet)
     assert (found.days, found.total) == (30, 2)
     assert found.since_day == (datetime.now(UTC).date() - timedelta(days=29)).isoformat()
     alpha, gamma = found.agents
@@ -61,16 +60,16 @@ def test_totals_per_agent_most_sessions_first(fleet):
 
 
 def test_the_window_is_whole_days_and_the_page_keeps_the_total(fleet):
-    assert [a.agent_name for a in list_agents(fleet, AgentsQuery(days=1)).agents] == ["alpha"]
-    assert list_agents(fleet, AgentsQuery(days=1)).agents[0].sessions == 3  # 3 days ago is out
-    everyone = list_agents(fleet, AgentsQuery(days=41))
+    assert [a.agent_name for a in list_agents(fleet, days=1).agents] == ["alpha"]
+    assert list_agents(fleet, days=1).agents[0].sessions == 3  # 3 days ago is out
+    everyone = list_agents(fleet, days=41)
     assert [a.agent_name for a in everyone.agents] == ["alpha", "beta", "gamma"]  # ties by name
-    page = list_agents(fleet, AgentsQuery(days=41, limit=1))
+    page = list_agents(fleet, days=41, limit=1)
     assert (page.total, [a.agent_name for a in page.agents]) == (3, ["alpha"])
 
 
 def test_an_empty_store_lists_no_agent(db):
-    found = list_agents(db, AgentsQuery())
+    found = list_agents(db)
     assert (found.total, found.agents) == (0, [])
 
 
