@@ -1,7 +1,7 @@
-"""Remote postmortems: the use cases of `obsctl.services.postmortem` (one session's report,
-the candidates) answered by a server's HTTP API. Each function has its service's name and
-parameters, with the client in place of the store, and returns what the service returns.
-`pricer` is accepted and unused: the server prices with its own table."""
+"""Remote postmortems: a session's and an incident's report, answered by a server's HTTP API
+(the candidates are a read declared in models/postmortem.py). Each function has its
+service's name and parameters, with the client in place of the store, and returns what the
+service returns. `pricer` is accepted and unused: the server prices with its own table."""
 
 from __future__ import annotations
 
@@ -13,12 +13,6 @@ def postmortem_session(client: Client, session_id: str, *, pricer=None) -> dict:
     # A POST without a body that changes nothing: safe to send again after a timeout.
     path = api_path("/postmortem/{}", session_id, absent=f"session {session_id!r} not found")
     return client.post_json(path, None, idempotent=True)
-
-
-def postmortem_candidates(client: Client, *, min_errors: int | None = None, limit: int | None = None,
-                          agent: str | None = None, days: int | None = None) -> dict:
-    return client.get_json("/postmortem/candidates",
-                           {"min_errors": min_errors, "limit": limit, "agent": agent, "days": days})
 
 
 def postmortem_incident(client: Client, incident_id: str, *, pricer=None, since: str | None = None,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from obsctl.params import MAX_COUNT, IntParam
+from obsctl.models.postmortem import CANDIDATES_DAYS, CANDIDATES_LIMIT, CANDIDATES_MIN_ERRORS
 from obsctl.services.postmortem import factors as factors_mod
 from obsctl.services.postmortem.incident import postmortem_incident  # noqa: F401 (a use case of this area)
 from obsctl.services.postmortem.markdown import render_markdown
@@ -46,9 +46,6 @@ SEVERITIES = ("SEV-1", "SEV-2", "SEV-3", "SEV-4", "none")
 COST_SEVERITIES = (("SEV-2", 20.0), ("SEV-3", rules.COST_HIGH_USD), ("SEV-4", rules.COST_NOTABLE_USD))
 COST_FLOORS = (COST_SEVERITIES[0][1], COST_SEVERITIES[1][1], COST_SEVERITIES[2][1])
 
-CANDIDATES_LIMIT = IntParam("limit", 1, 100, default=20, capped=True)
-CANDIDATES_MIN_ERRORS = IntParam("min_errors", 0, MAX_COUNT, default=1)
-CANDIDATES_DAYS = IntParam("days", 1, 3650)  # no default: every session
 
 
 def severity_and_reason(status: str, error_events: int, body_events: int,

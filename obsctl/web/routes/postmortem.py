@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from obsctl.models.postmortem import IncidentPostmortem, PostmortemCandidates, PostmortemReport
+import obsctl.models.postmortem as models
+from obsctl.models.postmortem import IncidentPostmortem, PostmortemReport
 from obsctl.services import incidents
 from obsctl.services import postmortem as service
 from obsctl.services.pricing import pricer_for
@@ -19,20 +20,12 @@ from obsctl.web.openapi_util import (
     ref,
     session_id_param,
 )
+from obsctl.web.reads import serve_reads
 
 blueprint = Blueprint("postmortem", __name__)
 RATE_GROUP = "postmortem"
-
-
-@blueprint.get("/postmortem/candidates")
-def candidates():
-    return json_response(service.postmortem_candidates(
-        get_store(),
-        min_errors=int_arg("min_errors"),
-        limit=int_arg("limit"),
-        agent=str_arg("agent"),
-        days=int_arg("days"),
-    ))
+# GET /postmortem/candidates, declared in models/postmortem.py.
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 
 
 @blueprint.get("/postmortem/incidents/<path:incident_id>")
@@ -48,25 +41,10 @@ def postmortem(session_id: str):
     return json_response(service.postmortem_session(get_store(), session_id, pricer=pricer_for(get_settings())))
 
 
-OPENAPI_MODELS = (PostmortemCandidates, PostmortemReport, IncidentPostmortem)
+OPENAPI_MODELS = (*READ_MODELS, PostmortemReport, IncidentPostmortem)
 
 OPENAPI_PATHS = {
-    "/postmortem/candidates": {
-        "get": operation(
-            "postmortem",
-            "Sessions worth a postmortem: most severe first, then most errors, then newest",
-            params=[
-                int_query_param(service.CANDIDATES_MIN_ERRORS,
-                                "Only sessions with at least this many errors"),
-                int_query_param(service.CANDIDATES_LIMIT, "Candidates to return"),
-                query_param("agent", {"type": "string"}, "Only this agent's sessions"),
-                int_query_param(service.CANDIDATES_DAYS,
-                                "Only sessions started in the last N days; default: all"),
-            ],
-            ok=json_content(ref(PostmortemCandidates)),
-            errors=error_responses(400),
-        )
-    },
+    **READ_PATHS,
     "/postmortem/incidents/{incident_id}": {
         "get": operation(
             "postmortem",
