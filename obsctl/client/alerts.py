@@ -48,13 +48,6 @@ def evaluate_alerts(client: Client, settings, *, at: datetime | None = None, dry
     return client.post_json("/alerts/evaluate", None, params, idempotent=True)
 
 
-def list_alert_events(client: Client, *, limit: int | None = None, unacknowledged: bool = False,
-                      rule_id: str | None = None) -> dict:
-    return client.get_json("/alerts/events", {"limit": limit,
-                                              "unacknowledged": "true" if unacknowledged else None,
-                                              "rule_id": rule_id})
-
-
 def acknowledge_alert(client: Client, alert_id: str) -> dict:
     path = api_path("/alerts/events/{}/acknowledge", alert_id, absent=f"alert {alert_id!r} not found")
     return client.put_json(path, None)

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.common import NOT_BLANK, Count, ReadOnly, Timestamp, enum_of, within
+from obsctl.models.reads import Read
 from obsctl.params import IntParam
 from obsctl.vocabulary import METRICS, OPERATORS, SCORE_METRIC_PATTERN, operator_spellings
 
@@ -160,3 +161,16 @@ class AlertMetric(Struct):
 class AlertMetricList(Struct):
     metrics: list[AlertMetric]
     total: Count
+
+
+EVENTS_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
+
+
+class AlertEventsQuery(Struct, kw_only=True):
+    limit: Annotated[int, within(EVENTS_LIMIT, description="Alerts to return")] | None = None
+    unacknowledged: Annotated[bool, Meta(description="true = only alerts not yet acknowledged")] = False
+    rule_id: Annotated[str, Meta(description="Only this rule's alerts")] | None = None
+
+
+ALERT_EVENTS = Read("/alerts/events", "obsctl.services.alerts:list_alert_events", AlertEventsQuery,
+                    AlertEventList, summary="Fired alerts, newest first", tag="alerts")

@@ -71,11 +71,13 @@ class QueryField:
     attribute: str
     kind: type
     annotation: Any
+    default: Any  # None when the field has none
 
 
 def query_fields(query: type[msgspec.Struct]) -> list[QueryField]:
     """The query parameters a query Struct declares, in field order."""
-    return [QueryField(f.encode_name, f.name, _kind(f.type), f.type)
+    return [QueryField(f.encode_name, f.name, _kind(f.type), f.type,
+                       None if f.default is msgspec.NODEFAULT else f.default)
             for f in msgspec.structs.fields(query)]
 
 
@@ -97,7 +99,7 @@ def _kind(annotation: Any) -> type:
 def remote_signature(read: Read) -> inspect.Signature:
     """(client, *, parameters..., contexts...): the service's signature with the server's
     client in place of the store, so a command calls either the same way."""
-    keywords = [inspect.Parameter(f.attribute, inspect.Parameter.KEYWORD_ONLY, default=None)
+    keywords = [inspect.Parameter(f.attribute, inspect.Parameter.KEYWORD_ONLY, default=f.default)
                 for f in query_fields(read.query)]
     keywords += [inspect.Parameter(c, inspect.Parameter.KEYWORD_ONLY, default=None) for c in read.context]
     return inspect.Signature([inspect.Parameter("client", inspect.Parameter.POSITIONAL_OR_KEYWORD), *keywords])
@@ -107,5 +109,10 @@ def query_params(read: Read, arguments: dict[str, Any]) -> dict[str, Any]:
     """The URL parameters of a call's keyword arguments (absent ones left out); lists as lists
     (sent repeated)."""
     names = {f.attribute: f.name for f in query_fields(read.query)}
-    return {names[key]: list(value) if isinstance(value, tuple) else value
-            for key, value in arguments.items() if key in names and value is not None}
+    return {names[key]: _sent(value) for key, value in arguments.items() if key in names and value is not None}
+
+
+def _sent(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return list(value) if isinstance(value, tuple) else value

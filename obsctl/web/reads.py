@@ -65,7 +65,7 @@ def _argument(field: QueryField) -> Any:
     if field.kind is int:
         return int_arg(field.name)
     if field.kind is bool:
-        return bool_arg(field.name, None)
+        return bool_arg(field.name, field.default)
     if field.kind is list:
         return request.args.getlist(field.name) or None
     return str_arg(field.name)
@@ -85,6 +85,8 @@ def _parameter(field: QueryField) -> dict:
         return int_query_param(param, description)
     schema = msgspec.json.schema(annotated)
     schema.pop("description", None)
+    if field.default is not None:
+        schema["default"] = field.default
     if field.kind is list:  # repeated: ?agent=a&agent=b
         return {**query_param(field.name, schema, description), "style": "form", "explode": True}
     return query_param(field.name, schema, description)

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value
-from obsctl.params import IntParam
+from obsctl.models.alerts import EVENTS_LIMIT
 from obsctl.services import webhooks
 from obsctl.services.alerts.rules import rule_view
 from obsctl.services.metrics import compute_metric_groups
@@ -24,7 +24,6 @@ from obsctl.store import Store
 from obsctl.timeutil import format_ts, normalize_ts, now, now_iso, parse_ts
 
 EQUALITY_TOLERANCE = 1e-9
-EVENTS_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
 
 
 def compare(value: float, operator: str, threshold: float) -> bool:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app
 
+import obsctl.models.alerts as models
 from obsctl.errors import InvalidInput
 from obsctl.models.alerts import (
     AlertEvent,
-    AlertEventList,
     AlertMetricList,
     AlertRule,
     AlertRuleDeleted,
@@ -22,25 +22,26 @@ from obsctl.web.http import (
     bool_arg,
     get_settings,
     get_store,
-    int_arg,
     json_body,
     json_response,
     str_arg,
 )
 from obsctl.web.openapi_util import (
     error_responses,
-    int_query_param,
     json_content,
     operation,
     path_param,
     query_param,
     ref,
 )
+from obsctl.web.reads import serve_reads
 from obsctl.web.routes.webhooks import SENDER_KEY
 
 blueprint = Blueprint("alerts", __name__)
 RATE_GROUP = "alerts"
 
+# GET /alerts/events, declared in models/alerts.py.
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 
 @blueprint.post("/alerts/rules")
 def create_rule():
@@ -93,16 +94,6 @@ def send_deliveries(store, settings) -> None:
         deliver_due(store, settings)
 
 
-@blueprint.get("/alerts/events")
-def list_events():
-    return json_response(alerts.list_alert_events(
-        get_store(),
-        limit=int_arg("limit"),
-        unacknowledged=bool_arg("unacknowledged"),
-        rule_id=str_arg("rule_id"),
-    ))
-
-
 @blueprint.put("/alerts/events/<path:alert_id>/acknowledge")
 def acknowledge(alert_id: str):
     # The first acknowledgement queues alert.acknowledged deliveries (PagerDuty's acknowledge).
@@ -117,7 +108,7 @@ def list_metrics():
 
 
 OPENAPI_MODELS = (AlertRuleInput, AlertRuleUpdate, AlertRule, AlertRuleList, AlertRuleDeleted,
-                  AlertEvent, AlertEventList, EvaluationResult, AlertMetricList)
+                  AlertEvent, *READ_MODELS, EvaluationResult, AlertMetricList)
 
 _RULE_ID = path_param("rule_id", "Alert rule id")
 
@@ -152,17 +143,7 @@ OPENAPI_PATHS = {
             ok=json_content(ref(EvaluationResult)),
             errors=error_responses(400)),
     },
-    "/alerts/events": {
-        "get": operation(
-            "alerts", "Fired alerts, newest first",
-            params=[
-                int_query_param(alerts.EVENTS_LIMIT, "Alerts to return"),
-                query_param("unacknowledged", {"type": "boolean", "default": False},
-                            "true = only alerts not yet acknowledged"),
-                query_param("rule_id", {"type": "string"}, "Only this rule's alerts"),
-            ],
-            ok=json_content(ref(AlertEventList)), errors=error_responses(400)),
-    },
+    **READ_PATHS,
     "/alerts/events/{alert_id}/acknowledge": {
         "put": operation(
             "alerts", "Acknowledge an alert (again: keeps the first acknowledged_at)",
