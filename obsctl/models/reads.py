@@ -26,6 +26,10 @@ import msgspec
 CONTEXTS = ("pricer", "settings")
 
 
+class NoParameters(msgspec.Struct):
+    """The query of a read that takes no parameter."""
+
+
 @dataclass(frozen=True)
 class Read:
     """`GET path`, answered by `use_case` ("module:function", imported when first called)."""
