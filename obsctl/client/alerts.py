@@ -20,10 +20,6 @@ def create_rule(client: Client, body: Any) -> dict:
     return client.post_json("/alerts/rules", body)
 
 
-def list_rules(client: Client) -> dict:
-    return client.get_json("/alerts/rules")
-
-
 def update_rule(client: Client, rule_id: str, body: Any) -> dict:
     return client.put_json(api_path("/alerts/rules/{}", rule_id, absent=f"alert rule {rule_id!r} not found"), body)
 

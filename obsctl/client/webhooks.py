@@ -22,10 +22,6 @@ def create_webhook(client: Client, settings, body: Any) -> dict:
     return client.post_json("/webhooks", body)
 
 
-def list_webhooks(client: Client) -> dict:
-    return client.get_json("/webhooks")
-
-
 def _absent(webhook_id: str) -> str:
     return f"webhook {webhook_id!r} not found"
 

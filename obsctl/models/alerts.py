@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.common import NOT_BLANK, Count, ReadOnly, Timestamp, enum_of, within
-from obsctl.models.reads import Read
+from obsctl.models.reads import NoParameters, Read
 from obsctl.params import IntParam
 from obsctl.vocabulary import METRICS, OPERATORS, SCORE_METRIC_PATTERN, operator_spellings
 
@@ -174,3 +174,5 @@ class AlertEventsQuery(Struct, kw_only=True):
 
 ALERT_EVENTS = Read("/alerts/events", "obsctl.services.alerts:list_alert_events", AlertEventsQuery,
                     AlertEventList, summary="Fired alerts, newest first", tag="alerts")
+ALERT_RULES = Read("/alerts/rules", "obsctl.services.alerts.rules:list_rules", NoParameters, AlertRuleList,
+                   summary="All alert rules, enabled or not, in creation order", tag="alerts", errors=())

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.common import NOT_BLANK, Count, Timestamp, enum_of
+from obsctl.models.reads import NoParameters, Read
 
 FORMATS = ("generic", "slack", "pagerduty")
 DELIVERY_STATUSES = ("pending", "delivered", "failed")
@@ -112,3 +113,7 @@ class WebhookDelivery(Struct):
 class WebhookDeliveryList(Struct):
     deliveries: list[WebhookDelivery]
     total: Count
+
+
+WEBHOOKS = Read("/webhooks", "obsctl.services.webhooks:list_webhooks", NoParameters, WebhookList,
+                summary="All webhooks (secrets never listed, URLs masked)", tag="webhooks", errors=())

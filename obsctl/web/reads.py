@@ -1,8 +1,9 @@
 """The routes and the OpenAPI operations of the read use cases an area declares (models/reads.py).
 
 A route module serves its area's reads with one line,
-`READ_PATHS, READ_MODELS = serve_reads(blueprint, obsctl.models.<area>)`, and lists both with
-its own paths and models. Each read's query parameters are read from the URL by their kind
+`READ_PATHS, READ_MODELS = serve_reads(blueprint, obsctl.models.<area>)`; the OpenAPI document
+adds both to the paths and models the module writes (web/openapi.py), so a new read of the area
+touches no route module. Each read's query parameters are read from the URL by their kind
 (web/http.py's readers: the same 400s as every other route) and passed to the service as
 keywords; the body is its answer encoded (a Struct by msgspec, a dict as every route does).
 """

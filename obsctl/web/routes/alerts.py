@@ -12,7 +12,6 @@ from obsctl.models.alerts import (
     AlertRule,
     AlertRuleDeleted,
     AlertRuleInput,
-    AlertRuleList,
     AlertRuleUpdate,
     EvaluationResult,
 )
@@ -40,17 +39,12 @@ from obsctl.web.routes.webhooks import SENDER_KEY
 blueprint = Blueprint("alerts", __name__)
 RATE_GROUP = "alerts"
 
-# GET /alerts/events, declared in models/alerts.py.
+# GET /alerts/rules and /alerts/events, declared in models/alerts.py.
 READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 
 @blueprint.post("/alerts/rules")
 def create_rule():
     return json_response(alert_rules.create_rule(get_store(), json_body()), 201)
-
-
-@blueprint.get("/alerts/rules")
-def list_rules():
-    return json_response(alert_rules.list_rules(get_store()))
 
 
 @blueprint.get("/alerts/rules/<rule_id>")
@@ -107,8 +101,8 @@ def list_metrics():
     return json_response(alert_rules.list_metrics())
 
 
-OPENAPI_MODELS = (AlertRuleInput, AlertRuleUpdate, AlertRule, AlertRuleList, AlertRuleDeleted,
-                  AlertEvent, *READ_MODELS, EvaluationResult, AlertMetricList)
+OPENAPI_MODELS = (AlertRuleInput, AlertRuleUpdate, AlertRule, AlertRuleDeleted,
+                  AlertEvent, EvaluationResult, AlertMetricList)
 
 _RULE_ID = path_param("rule_id", "Alert rule id")
 
@@ -117,8 +111,6 @@ OPENAPI_PATHS = {
         "post": operation("alerts", "Create an alert rule", request=json_content(ref(AlertRuleInput)),
                           status=201, ok=json_content(ref(AlertRule), "Created"),
                           errors=error_responses(400)),
-        "get": operation("alerts", "All alert rules, enabled or not, in creation order",
-                         ok=json_content(ref(AlertRuleList))),
     },
     "/alerts/rules/{rule_id}": {
         "get": operation("alerts", "One alert rule", params=[_RULE_ID],
@@ -143,7 +135,6 @@ OPENAPI_PATHS = {
             ok=json_content(ref(EvaluationResult)),
             errors=error_responses(400)),
     },
-    **READ_PATHS,
     "/alerts/events/{alert_id}/acknowledge": {
         "put": operation(
             "alerts", "Acknowledge an alert (again: keeps the first acknowledged_at)",

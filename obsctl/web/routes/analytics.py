@@ -9,4 +9,4 @@ from obsctl.web.reads import serve_reads
 blueprint = Blueprint("analytics", __name__)
 RATE_GROUP = "analytics"
 
-OPENAPI_PATHS, OPENAPI_MODELS = serve_reads(blueprint, models)
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)

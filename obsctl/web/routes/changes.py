@@ -40,10 +40,9 @@ def acknowledge(change_id: str):
                                                     pricer=pricer_for(get_settings()), note=note))
 
 
-OPENAPI_MODELS = (*READ_MODELS, Change, ChangeAck)
+OPENAPI_MODELS = (Change, ChangeAck)
 
 OPENAPI_PATHS = {
-    **READ_PATHS,
     "/changes/{change_id}/acknowledge": {
         "put": operation(
             "changes",

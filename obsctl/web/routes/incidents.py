@@ -11,4 +11,4 @@ from obsctl.web.reads import serve_reads
 blueprint = Blueprint("incidents", __name__)
 RATE_GROUP = "incidents"
 
-OPENAPI_PATHS, OPENAPI_MODELS = serve_reads(blueprint, models)
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)

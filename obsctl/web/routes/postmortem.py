@@ -41,10 +41,9 @@ def postmortem(session_id: str):
     return json_response(service.postmortem_session(get_store(), session_id, pricer=pricer_for(get_settings())))
 
 
-OPENAPI_MODELS = (*READ_MODELS, PostmortemReport, IncidentPostmortem)
+OPENAPI_MODELS = (PostmortemReport, IncidentPostmortem)
 
 OPENAPI_PATHS = {
-    **READ_PATHS,
     "/postmortem/incidents/{incident_id}": {
         "get": operation(
             "postmortem",

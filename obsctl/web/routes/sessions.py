@@ -73,7 +73,7 @@ _PAIR = "^[A-Za-z0-9_.-]{1,64}[:=]"
 _LIST_ITEMS = {"tag": {"type": "string", "pattern": _PAIR + "[^\\u0000]{1,256}$"},
                "metadata": {"type": "string", "pattern": _PAIR + "[^\\u0000]{0,256}$"}}
 
-OPENAPI_MODELS = (SessionList, Score, ScoreInput, SessionTags, SessionDeleted, *READ_MODELS)
+OPENAPI_MODELS = (SessionList, Score, ScoreInput, SessionTags, SessionDeleted)
 
 OPENAPI_PATHS = {
     "/sessions": {
@@ -153,5 +153,4 @@ OPENAPI_PATHS = {
             errors=error_responses(400, 404, 413),
         )
     },
-    **READ_PATHS,
 }

@@ -68,7 +68,7 @@ def history():
     ))
 
 
-OPENAPI_MODELS = (SlaTargetInput, SlaTarget, SlaTargetDeleted, SlaCheck, SlaHistory, *READ_MODELS)
+OPENAPI_MODELS = (SlaTargetInput, SlaTarget, SlaTargetDeleted, SlaCheck, SlaHistory)
 
 
 def _described(op: dict, description: str) -> dict:
@@ -85,7 +85,6 @@ OPENAPI_PATHS = {
             extra_responses={"201": json_content(ref(SlaTarget), "Created")},
             errors=error_responses(400),
         ),
-        **READ_PATHS["/sla/targets"],
         "delete": _described(operation(
             "sla", "Remove the SLA target of (agent_name, metric); its history stays",
             request=json_content(inline(SlaTargetKey)),
@@ -115,5 +114,4 @@ OPENAPI_PATHS = {
             errors=error_responses(400),
         ),
     },
-    "/sla/summary": READ_PATHS["/sla/summary"],
 }

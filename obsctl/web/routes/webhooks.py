@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Flask, request
 
+import obsctl.models.webhooks as models
 from obsctl.models.webhooks import (
     DELIVERY_STATUSES,
     Webhook,
@@ -11,7 +12,6 @@ from obsctl.models.webhooks import (
     WebhookDelivery,
     WebhookDeliveryList,
     WebhookInput,
-    WebhookList,
     WebhookUpdate,
 )
 from obsctl.services import webhooks as service
@@ -25,9 +25,12 @@ from obsctl.web.openapi_util import (
     query_param,
     ref,
 )
+from obsctl.web.reads import serve_reads
 
 blueprint = Blueprint("webhooks", __name__)
 RATE_GROUP = "webhooks"
+# GET /webhooks, declared in models/webhooks.py.
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 SENDER_KEY = "obsctl_webhook_sender"
 
 
@@ -43,11 +46,6 @@ def start_background(app: Flask):
 @blueprint.post("/webhooks")
 def create_webhook():
     return json_response(service.create_webhook(get_store(), get_settings(), json_body()), 201)
-
-
-@blueprint.get("/webhooks")
-def list_webhooks():
-    return json_response(service.list_webhooks(get_store()))
 
 
 @blueprint.get("/webhooks/deliveries")
@@ -86,7 +84,7 @@ def test_webhook(webhook_id: str):
     return json_response(service.send_webhook_test(get_store(), get_settings(), webhook_id))
 
 
-OPENAPI_MODELS = (WebhookInput, WebhookUpdate, Webhook, WebhookList, WebhookDeleted, WebhookDelivery,
+OPENAPI_MODELS = (WebhookInput, WebhookUpdate, Webhook, WebhookDeleted, WebhookDelivery,
                   WebhookDeliveryList)
 
 _WEBHOOK_ID = path_param("webhook_id", "Webhook id")
@@ -97,8 +95,6 @@ OPENAPI_PATHS = {
             "webhooks", "Register a webhook for fired alerts",
             request=json_content(ref(WebhookInput)), status=201, ok=json_content(ref(Webhook), "Created (the only response with the secret)"),
             errors=error_responses(400)),
-        "get": operation("webhooks", "All webhooks (secrets never listed, URLs masked)",
-                         ok=json_content(ref(WebhookList))),
     },
     "/webhooks/deliveries": {
         "get": operation(
