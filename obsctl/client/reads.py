@@ -29,8 +29,8 @@ def remote_read(use_case: Callable) -> Callable[..., Any] | None:
 def _asker(read: Read) -> Callable[..., Any]:
     signature = remote_signature(read)
 
-    def ask(client, **arguments):
-        signature.bind(client, **arguments)  # an unknown keyword is a TypeError, as locally
+    def ask(client, *args, **kwargs):
+        arguments = signature.bind(client, *args, **kwargs).arguments  # TypeError as locally
         body = client.get_json(read.path, query_params(read, arguments))
         return msgspec.convert(body, read.answer) if read.typed() else body
     ask.__name__ = read.service_name

@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import msgspec
 
@@ -76,13 +76,31 @@ class QueryField:
     kind: type
     annotation: Any
     default: Any  # None when the field has none
+    required: bool  # the service takes it first, by position (the search's `q`)
+    aliases: tuple[str, ...] = ()  # older names still read (Meta extra "aliases")
+    keep_empty: bool = False  # an empty value is a value, not "absent" (Meta extra "keep_empty")
 
 
 def query_fields(query: type[msgspec.Struct]) -> list[QueryField]:
     """The query parameters a query Struct declares, in field order."""
-    return [QueryField(f.encode_name, f.name, _kind(f.type), f.type,
-                       None if f.default is msgspec.NODEFAULT else f.default)
-            for f in msgspec.structs.fields(query)]
+    found = []
+    for f in msgspec.structs.fields(query):
+        extra = _extra(f.type)
+        found.append(QueryField(f.encode_name, f.name, _kind(f.type), f.type,
+                                None if f.default is msgspec.NODEFAULT else f.default, f.required,
+                                tuple(extra.get("aliases", ())), bool(extra.get("keep_empty"))))
+    return found
+
+
+def _extra(annotation: Any) -> dict:
+    """The `extra` of the Meta annotations of a field's type, merged."""
+    merged: dict = {}
+    for arg in get_args(annotation):
+        if isinstance(arg, msgspec.Meta) and arg.extra:
+            merged.update(arg.extra)
+        elif get_args(arg):
+            merged.update(_extra(arg))
+    return merged
 
 
 def _kind(annotation: Any) -> type:
@@ -93,6 +111,8 @@ def _kind(annotation: Any) -> type:
             break
         if origin is list:
             return list
+        if origin is Literal:  # a parameter taking one of some words
+            return type(get_args(annotation)[0])
         inner = [a for a in get_args(annotation) if a is not type(None)]
         annotation = inner[0]
     if annotation not in (str, int, bool):
@@ -103,10 +123,14 @@ def _kind(annotation: Any) -> type:
 def remote_signature(read: Read) -> inspect.Signature:
     """(client, *, parameters..., contexts...): the service's signature with the server's
     client in place of the store, so a command calls either the same way."""
+    fields = query_fields(read.query)
+    positional = [inspect.Parameter(f.attribute, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                  for f in fields if f.required]
     keywords = [inspect.Parameter(f.attribute, inspect.Parameter.KEYWORD_ONLY, default=f.default)
-                for f in query_fields(read.query)]
+                for f in fields if not f.required]
     keywords += [inspect.Parameter(c, inspect.Parameter.KEYWORD_ONLY, default=None) for c in read.context]
-    return inspect.Signature([inspect.Parameter("client", inspect.Parameter.POSITIONAL_OR_KEYWORD), *keywords])
+    return inspect.Signature([inspect.Parameter("client", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                              *positional, *keywords])
 
 
 def query_params(read: Read, arguments: dict[str, Any]) -> dict[str, Any]:

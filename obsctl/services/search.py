@@ -18,19 +18,16 @@ import re
 from collections.abc import Iterable
 
 from obsctl.errors import InvalidInput
-from obsctl.params import IntParam
+from obsctl.models.search import DEFAULT_MARKS, LIMIT, SORTS
 from obsctl.services.sessions.bulk_export import select_events
 from obsctl.store import Store
 
-SORTS = ("time", "rank")
-LIMIT = IntParam("limit", 1, 200, default=20, capped=True)
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 16
 MAX_MARK_CHARS = 16
 # Seconds a search's statements may take in all (docs/security.md); past them it stops with
 # QueryTimeout (HTTP 504).
 TIME_BUDGET_S = 5.0
-DEFAULT_MARKS = ("[", "]")
 
 # A quoted phrase, or a run of anything but spaces and quotes.
 _TOKEN = re.compile(r'"([^"]*)"|([^\s"]+)')

@@ -63,18 +63,24 @@ def _context(read: Read) -> dict[str, Any]:
 
 
 def _argument(field: QueryField) -> Any:
+    name = next((n for n in (field.name, *field.aliases) if n in request.args), field.name)
     if field.kind is int:
-        return int_arg(field.name)
+        return int_arg(name)
     if field.kind is bool:
-        return bool_arg(field.name, field.default)
+        return bool_arg(name, field.default)
     if field.kind is list:
-        return request.args.getlist(field.name) or None
-    return str_arg(field.name)
+        return request.args.getlist(name) or None
+    return request.args.get(name) if field.keep_empty else str_arg(name)
 
 
 def _operation(read: Read) -> dict:
-    return operation(read.tag, read.summary, params=[_parameter(f) for f in query_fields(read.query)],
-                     ok=json_content(ref(read.answer)), errors=error_responses(*read.errors))
+    params = []
+    for field in query_fields(read.query):
+        params.append(_parameter(field))
+        params += [{**params[-1], "name": alias, "description": f"The older name of {field.name}", "deprecated": True}
+                   for alias in field.aliases]
+    return operation(read.tag, read.summary, params=params, ok=json_content(ref(read.answer)),
+                     errors=error_responses(*read.errors))
 
 
 def _parameter(field: QueryField) -> dict:
@@ -86,11 +92,10 @@ def _parameter(field: QueryField) -> dict:
         return int_query_param(param, description)
     schema = msgspec.json.schema(annotated)
     schema.pop("description", None)
+    schema.pop("title", None)
     if field.default is not None:
         schema["default"] = field.default
-    if field.kind is list:  # repeated: ?agent=a&agent=b
-        return {**query_param(field.name, schema, description), "style": "form", "explode": True}
-    return query_param(field.name, schema, description)
+    return query_param(field.name, schema, description, required=field.required)
 
 
 def _without_none(annotation: Any) -> Any:
