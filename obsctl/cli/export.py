@@ -50,7 +50,8 @@ def export_command(
                                               help="Sessions with this status: active, completed or "
                                                    "error (repeatable)."),
     sessions: list[str] | None = typer.Option(None, "--session", metavar="<str>", help="This session (repeatable)."),
-    event_types: list[str] | None = typer.Option(None, "--type", metavar="<str>", help="Events of this type (repeatable)."),
+    event_types: list[str] | None = typer.Option(None, "--event-type", "--type", metavar="<str>",
+                                                 help="Events of this type (repeatable); --type is the older name."),
     fmt: str | None = typer.Option(None, "--format", "-f", autocompletion=completion.export_formats,
                                    callback=checked(_check_format),
                                    help="One session: json (the API's body, the default) or csv. Many "
@@ -81,7 +82,7 @@ def export_command(
     if not many:
         if session_id is None:
             raise typer.BadParameter("give a SESSION_ID, or --all, or filters (--since, --until, --agent, "
-                                     "--status, --session, --type) for many sessions", param_hint="SESSION_ID")
+                                     "--status, --session, --event-type) for many sessions", param_hint="SESSION_ID")
         _export_session(ctx, session_id, fmt or "json", output)
         return
     if all_ and (any(filters.values()) or session_id is not None):

@@ -109,7 +109,7 @@ def _chunks(client: Client, response: requests.Response) -> Iterator[bytes]:
 def _selection_params(selection: EventSelection) -> dict:
     return {"since": selection.since, "until": selection.until, "agent": list(selection.agents),
             "status": list(selection.statuses), "session": list(selection.session_ids),
-            "type": list(selection.event_types)}
+            "event_type": list(selection.event_types)}
 
 
 def export_events(client: Client, selection: EventSelection, fmt: str | None = "jsonl") -> ExportStream:

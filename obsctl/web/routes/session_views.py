@@ -63,7 +63,7 @@ def selection_args():
     args = request.args
     return select_events(since=args.get("since"), until=args.get("until"), agents=args.getlist("agent"),
                          statuses=args.getlist("status"), session_ids=args.getlist("session"),
-                         event_types=args.getlist("type"))
+                         event_types=args.getlist("event_type") + args.getlist("type"))
 
 
 def selection_params() -> list[dict]:
@@ -77,7 +77,8 @@ def selection_params() -> list[dict]:
         query_param("status", {"type": "array", "items": {"type": "string", "enum": ["active", "completed", "error"]}},
                     "Sessions with this status (repeat for several)"),
         query_param("session", many, "This session (repeat for several)"),
-        query_param("type", many, "Events of this event_type (repeat for several)"),
+        query_param("event_type", many, "Events of this type (repeat for several)"),
+        {**query_param("type", many, "The older name of event_type"), "deprecated": True},
     ]
 
 
