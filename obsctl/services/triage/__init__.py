@@ -24,16 +24,13 @@ an error event can only lower the score (a property test checks it).
 
 from __future__ import annotations
 
-from obsctl.params import MAX_COUNT, IntParam
+from obsctl.models.triage import BATCH_LIMIT, BATCH_MIN_EVENTS
 from obsctl.services.grades import grade_for
 from obsctl.services.triage import findings as rules
 from obsctl.services.triage.analysis import analyse_session
 from obsctl.services.triage.facts import SessionAnalysis
 from obsctl.services.triage.ranking import all_findings, worst_severity
 from obsctl.store import Store
-
-BATCH_LIMIT = IntParam("limit", 1, 100, default=10, capped=True)
-BATCH_MIN_EVENTS = IntParam("min_events", 0, MAX_COUNT, default=1)
 
 ERROR_RATE_WEIGHT = 40.0
 ERROR_COUNT_POINTS, ERROR_COUNT_CAP = 2.0, 10.0
