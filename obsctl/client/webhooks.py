@@ -34,12 +34,6 @@ def delete_webhook(client: Client, webhook_id: str) -> dict:
     return client.delete(api_path("/webhooks/{}", webhook_id, absent=_absent(webhook_id)))
 
 
-def list_deliveries(client: Client, *, webhook_id: str | None = None, status: str | None = None,
-                    alert_id: str | None = None, limit: int | None = None) -> dict:
-    return client.get_json("/webhooks/deliveries", {"webhook_id": webhook_id, "status": status,
-                                                    "alert_id": alert_id, "limit": limit})
-
-
 def send_webhook_test(client: Client, settings, webhook_id: str, *,
                       timeout: float | None = None) -> dict:
     """The server sends the sample alert, with its own attempt deadline."""

@@ -30,8 +30,7 @@ from urllib.parse import urlsplit
 
 from obsctl.errors import Conflict, InvalidInput, NotFound
 from obsctl.jsonutil import describe_value, dumps, loads_column
-from obsctl.models.webhooks import DELIVERY_STATUSES, FORMATS, MAX_KEY_LEN
-from obsctl.params import IntParam
+from obsctl.models.webhooks import DELIVERIES_LIMIT, DELIVERY_STATUSES, FORMATS, MAX_KEY_LEN
 from obsctl.services.webhooks.payloads import build_payload
 from obsctl.services.webhooks.url_safety import check_destinations, parse_webhook_url
 from obsctl.store import Store
@@ -39,7 +38,6 @@ from obsctl.timeutil import now_iso
 
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = (24, 64)  # Standard Webhooks: 24 to 64 random bytes
-DELIVERIES_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
 WRITABLE = ("url", "format", "secret", "routing_key", "rule_ids", "enabled")
 MASK = "***"
 # A path segment that looks like a token (long, letters and digits): masked even when first.

@@ -2,34 +2,30 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, request
+from flask import Blueprint, Flask
 
 import obsctl.models.webhooks as models
 from obsctl.models.webhooks import (
-    DELIVERY_STATUSES,
     Webhook,
     WebhookDeleted,
     WebhookDelivery,
-    WebhookDeliveryList,
     WebhookInput,
     WebhookUpdate,
 )
 from obsctl.services import webhooks as service
-from obsctl.web.http import get_settings, get_store, int_arg, json_body, json_response, str_arg
+from obsctl.web.http import get_settings, get_store, json_body, json_response
 from obsctl.web.openapi_util import (
     error_responses,
-    int_query_param,
     json_content,
     operation,
     path_param,
-    query_param,
     ref,
 )
 from obsctl.web.reads import serve_reads
 
 blueprint = Blueprint("webhooks", __name__)
 RATE_GROUP = "webhooks"
-# GET /webhooks, declared in models/webhooks.py.
+# GET /webhooks and /webhooks/deliveries, declared in models/webhooks.py.
 READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 SENDER_KEY = "obsctl_webhook_sender"
 
@@ -46,17 +42,6 @@ def start_background(app: Flask):
 @blueprint.post("/webhooks")
 def create_webhook():
     return json_response(service.create_webhook(get_store(), get_settings(), json_body()), 201)
-
-
-@blueprint.get("/webhooks/deliveries")
-def list_deliveries():
-    return json_response(service.list_deliveries(
-        get_store(),
-        webhook_id=str_arg("webhook_id"),
-        status=request.args.get("status"),  # an empty status is invalid, not "any"
-        alert_id=str_arg("alert_id"),
-        limit=int_arg("limit"),
-    ))
 
 
 @blueprint.post("/webhooks/deliveries/<delivery_id>/retry")
@@ -84,8 +69,7 @@ def test_webhook(webhook_id: str):
     return json_response(service.send_webhook_test(get_store(), get_settings(), webhook_id))
 
 
-OPENAPI_MODELS = (WebhookInput, WebhookUpdate, Webhook, WebhookDeleted, WebhookDelivery,
-                  WebhookDeliveryList)
+OPENAPI_MODELS = (WebhookInput, WebhookUpdate, Webhook, WebhookDeleted, WebhookDelivery)
 
 _WEBHOOK_ID = path_param("webhook_id", "Webhook id")
 
@@ -94,18 +78,6 @@ OPENAPI_PATHS = {
         "post": operation(
             "webhooks", "Register a webhook for fired alerts",
             request=json_content(ref(WebhookInput)), status=201, ok=json_content(ref(Webhook), "Created (the only response with the secret)"),
-            errors=error_responses(400)),
-    },
-    "/webhooks/deliveries": {
-        "get": operation(
-            "webhooks", "Delivery log, newest first: status, attempts and last error of each",
-            params=[
-                query_param("webhook_id", {"type": "string"}),
-                query_param("alert_id", {"type": "string"}),
-                query_param("status", {"type": "string", "enum": list(DELIVERY_STATUSES)}),
-                int_query_param(service.DELIVERIES_LIMIT, "Deliveries to return"),
-            ],
-            ok=json_content(ref(WebhookDeliveryList)),
             errors=error_responses(400)),
     },
     "/webhooks/deliveries/{delivery_id}/retry": {
