@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from obsctl.client.paths import api_path
 from obsctl.models.reads import Read, query_params, reads_in, remote_signature
 
 
@@ -31,8 +32,20 @@ def _asker(read: Read) -> Callable[..., Any]:
 
     def ask(client, *args, **kwargs):
         arguments = signature.bind(client, *args, **kwargs).arguments  # TypeError as locally
-        body = client.get_json(read.path, query_params(read, arguments))
+        body = client.get_json(_path(read, arguments), query_params(read, arguments))
         return msgspec.convert(body, read.answer) if read.typed() else body
     ask.__name__ = read.service_name
     ask.__signature__ = signature  # type: ignore[attr-defined]
     return ask
+
+
+def _path(read: Read, arguments: dict[str, Any]) -> str:
+    """The read's path with its ids, each one escaped segment (client/paths.py)."""
+    if not read.path_params:
+        return read.path
+    ids = [str(arguments[p.name]) for p in read.path_params]
+    template = read.path
+    for param in read.path_params:
+        template = template.replace(f"{{{param.name}}}", "{}")
+    empty = next((p for p, i in zip(read.path_params, ids, strict=True) if i == ""), read.path_params[0])
+    return api_path(template, *ids, absent=empty.absent.format(""))

@@ -31,6 +31,28 @@ class NoParameters(msgspec.Struct):
 
 
 @dataclass(frozen=True)
+class PathParam:
+    """An id in a read's path (`{name}` in `Read.path`): the service's first arguments, in
+    order. `converter` is the route's (Flask's `path` takes ids with `/`; `string` does not),
+    `absent` the service's NotFound message for an empty id (`{!r}`: the id), which the remote
+    client gives without asking (no URL names an empty id)."""
+
+    name: str
+    description: str
+    absent: str
+    converter: str = "path"
+    example: str | None = None
+
+
+# A session's id: any text, `/` included; the example is a session of the bundled demo
+# sample (examples/), which the fuzz test loads first so generated requests reach it too.
+SESSION_ID = PathParam(
+    "session_id", "Session id, percent-encoded: `/` as %2F, `%` as %25; a session named like a fixed "
+    "route (batch, candidates, compare) or `.`/`..` with one character escaped, e.g. %62atch, %2E%2E",
+    "session {!r} not found", example="research-002")
+
+
+@dataclass(frozen=True)
 class Read:
     """`GET path`, answered by `use_case` ("module:function", imported when first called)."""
 
@@ -42,6 +64,7 @@ class Read:
     tag: str
     errors: tuple[int, ...] = (400,)
     context: tuple[str, ...] = ()  # of CONTEXTS
+    path_params: tuple[PathParam, ...] = ()
 
     @property
     def service_name(self) -> str:
@@ -124,8 +147,9 @@ def remote_signature(read: Read) -> inspect.Signature:
     """(client, *, parameters..., contexts...): the service's signature with the server's
     client in place of the store, so a command calls either the same way."""
     fields = query_fields(read.query)
-    positional = [inspect.Parameter(f.attribute, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                  for f in fields if f.required]
+    positional = [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in read.path_params]
+    positional += [inspect.Parameter(f.attribute, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                   for f in fields if f.required]
     keywords = [inspect.Parameter(f.attribute, inspect.Parameter.KEYWORD_ONLY, default=f.default)
                 for f in fields if not f.required]
     keywords += [inspect.Parameter(c, inspect.Parameter.KEYWORD_ONLY, default=None) for c in read.context]

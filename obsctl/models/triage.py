@@ -22,7 +22,7 @@ from obsctl.models.common import (
     within,
 )
 from obsctl.models.incidents import Incident
-from obsctl.models.reads import Read
+from obsctl.models.reads import SESSION_ID, NoParameters, Read
 from obsctl.params import MAX_COUNT, IntParam
 
 BASES = ("agent", "configuration", "before_change")
@@ -173,3 +173,6 @@ class TriageBatchQuery(Struct, kw_only=True):
 TRIAGE_BATCH = Read("/triage/batch", "obsctl.services.triage:triage_batch", TriageBatchQuery, TriageBatch,
                     summary="Triage the most recent sessions, worst health score first", tag="triage",
                     context=("pricer",))
+TRIAGE_SESSION = Read("/triage/{session_id}", "obsctl.services.triage:triage_session", NoParameters, TriageReport,
+                      summary="Triage one session: health score, grade, severity-ranked findings", tag="triage",
+                      errors=(404,), context=("pricer",), path_params=(SESSION_ID,))

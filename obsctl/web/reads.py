@@ -23,6 +23,7 @@ from obsctl.web.openapi_util import (
     int_query_param,
     json_content,
     operation,
+    path_param,
     query_param,
     ref,
 )
@@ -33,18 +34,28 @@ def serve_reads(blueprint: Blueprint, models: ModuleType) -> tuple[dict, tuple]:
     paths: dict[str, dict] = {}
     answers = []
     for read in reads_in(models):
-        blueprint.add_url_rule(read.path, f"read_{read.service_name}", _view(read), methods=["GET"])
+        blueprint.add_url_rule(_rule(read), f"read_{read.service_name}", _view(read), methods=["GET"])
         paths[read.path] = {"get": _operation(read)}
         answers.append(read.answer)
     return paths, tuple(answers)
 
 
+def _rule(read: Read) -> str:
+    """The Flask rule of a read's path: `{name}` as `<converter:name>`."""
+    rule = read.path
+    for param in read.path_params:
+        converter = "" if param.converter == "string" else f"{param.converter}:"
+        rule = rule.replace(f"{{{param.name}}}", f"<{converter}{param.name}>")
+    return rule
+
+
 def _view(read: Read):
     fields = query_fields(read.query)
 
-    def view() -> Response:
+    def view(**ids: str) -> Response:
         arguments = {f.attribute: _argument(f) for f in fields}
-        answer = read.service()(get_store(), **arguments, **_context(read))
+        path_values = [ids[param.name] for param in read.path_params]
+        answer = read.service()(get_store(), *path_values, **arguments, **_context(read))
         if isinstance(answer, msgspec.Struct):
             return Response(msgspec.json.encode(answer), mimetype="application/json")
         return json_response(answer)
@@ -74,7 +85,7 @@ def _argument(field: QueryField) -> Any:
 
 
 def _operation(read: Read) -> dict:
-    params = []
+    params = [path_param(p.name, p.description, p.example) for p in read.path_params]
     for field in query_fields(read.query):
         params.append(_parameter(field))
         params += [{**params[-1], "name": alias, "description": f"The older name of {field.name}", "deprecated": True}
