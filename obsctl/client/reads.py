@@ -22,8 +22,7 @@ def remote_read(use_case: Callable) -> Callable[..., Any] | None:
         models = importlib.import_module(f"obsctl.models.{area}")
     except ModuleNotFoundError:
         return None
-    target = f"{use_case.__module__}:{use_case.__name__}"
-    read = next((r for r in reads_in(models) if r.use_case == target), None)
+    read = next((r for r in reads_in(models) if r.service() is use_case), None)
     return None if read is None else _asker(read)
 
 

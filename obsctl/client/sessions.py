@@ -75,10 +75,6 @@ def score_session(client: Client, session_id: str, body: dict) -> dict:
     return client.post_json(api_path("/sessions/{}/scores", session_id, absent=_absent(session_id)), body)
 
 
-def explain_session(client: Client, session_id: str) -> dict:
-    return client.get_json(api_path("/sessions/{}/explain", session_id, absent=_absent(session_id)))
-
-
 def compare_sessions(client: Client, session_a: str, session_b: str) -> dict:
     # Comparing changes nothing on the server: safe to send again after a timeout.
     return client.post_json("/sessions/compare", {"session_a": session_a, "session_b": session_b},

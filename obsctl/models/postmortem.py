@@ -17,8 +17,8 @@ from obsctl.models.common import (
     rate_of,
     within,
 )
-from obsctl.models.incidents import Incident
-from obsctl.models.reads import Read
+from obsctl.models.incidents import GAP_MINUTES, Incident
+from obsctl.models.reads import PathParam, Read
 from obsctl.params import MAX_COUNT, IntParam
 
 Sev = Literal["SEV-1", "SEV-2", "SEV-3", "SEV-4", "none"]
@@ -253,3 +253,19 @@ CANDIDATES = Read("/postmortem/candidates", "obsctl.services.postmortem:postmort
                   CandidatesQuery, PostmortemCandidates,
                   summary="Sessions worth a postmortem: most severe first, then most errors, then newest",
                   tag="postmortem")
+
+
+class IncidentPostmortemQuery(Struct, kw_only=True):
+    since: Annotated[str, Meta(description="An age before until (30m, 24h, 7d, 2w) or an ISO 8601 time holding "
+                                           "the incident's start; default 7d")] | None = None
+    until: Annotated[str, Meta(description="ISO 8601; default now")] | None = None
+    gap_minutes: Annotated[int, within(GAP_MINUTES, description="The gap the incident was listed with")] | None = None
+
+
+INCIDENT_POSTMORTEM = Read(
+    "/postmortem/incidents/{incident_id}", "obsctl.services.postmortem.incident:postmortem_incident",
+    IncidentPostmortemQuery, IncidentPostmortem,
+    summary="The postmortem of an incident (GET /incidents): impact, timeline, root cause, overlapping "
+            "incidents, recommendations",
+    tag="postmortem", errors=(400, 404), context=("pricer",),
+    path_params=(PathParam("incident_id", "inc-..., as GET /incidents lists it", "incident {!r} not found"),))

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.common import Count, JsonObject, Timestamp, rate_of, within
-from obsctl.models.reads import Read
+from obsctl.models.reads import SESSION_ID, NoParameters, Read
 from obsctl.params import IntParam
 
 SessionStatus = Literal["active", "completed", "error"]
@@ -342,3 +342,6 @@ AGENTS = Read("/agents", "obsctl.services.sessions.agents:list_agents", AgentsQu
               summary="Every agent with sessions started in the window: its sessions by status, "
                       "events, tokens, mean duration and latest event; most sessions first",
               tag="sessions")
+EXPLAIN = Read("/sessions/{session_id}/explain", "obsctl.services.sessions.explain:explain_session", NoParameters,
+               SessionExplanation, summary="A session explained as Markdown: header, timeline of every event, summary",
+               tag="sessions", errors=(404,), path_params=(SESSION_ID,))

@@ -9,10 +9,9 @@ from collections.abc import Iterable
 from flask import Blueprint, Response, request
 
 from obsctl.models.compare import CompareRequest, SessionComparison
-from obsctl.models.sessions import EventLine, SessionExplanation, SessionExport
+from obsctl.models.sessions import EventLine, SessionExport
 from obsctl.services.sessions.bulk_export import FORMATS, MEDIA_TYPES, export_events, select_events
 from obsctl.services.sessions.compare import compare_sessions, parse_compare_body
-from obsctl.services.sessions.explain import explain_session
 from obsctl.services.sessions.export import export_session
 from obsctl.web.http import get_store, json_body, json_response
 from obsctl.web.openapi_util import (
@@ -30,11 +29,6 @@ RATE_GROUP = "sessions"
 # Up to this many events an export is sent whole with a Content-Length, which keeps the
 # connection alive (waitress closes it after a chunked response); larger ones stream.
 BUFFERED_EXPORT_EVENTS = 500
-
-
-@blueprint.get("/sessions/<path:session_id>/explain")
-def explain(session_id: str):
-    return json_response(explain_session(get_store(), session_id))
 
 
 @blueprint.get("/sessions/<path:session_id>/export")
@@ -88,18 +82,9 @@ def compare():
     return json_response(compare_sessions(get_store(), session_a, session_b))
 
 
-OPENAPI_MODELS = (CompareRequest, EventLine, SessionComparison, SessionExplanation, SessionExport)
+OPENAPI_MODELS = (CompareRequest, EventLine, SessionComparison, SessionExport)
 
 OPENAPI_PATHS = {
-    "/sessions/{session_id}/explain": {
-        "get": operation(
-            "sessions",
-            "A session explained as Markdown: header, timeline of every event, summary",
-            params=[session_id_param()],
-            ok=json_content(ref(SessionExplanation)),
-            errors=error_responses(404),
-        )
-    },
     "/sessions/{session_id}/export": {
         "get": operation(
             "sessions",
