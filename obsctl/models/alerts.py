@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.common import NOT_BLANK, Count, ReadOnly, Timestamp, enum_of, within
-from obsctl.models.reads import NoParameters, Read
+from obsctl.models.reads import NoParameters, PathParam, Read
 from obsctl.params import IntParam
 from obsctl.vocabulary import METRICS, OPERATORS, SCORE_METRIC_PATTERN, operator_spellings
 
@@ -176,3 +176,6 @@ ALERT_EVENTS = Read("/alerts/events", "obsctl.services.alerts:list_alert_events"
                     AlertEventList, summary="Fired alerts, newest first", tag="alerts")
 ALERT_RULES = Read("/alerts/rules", "obsctl.services.alerts.rules:list_rules", NoParameters, AlertRuleList,
                    summary="All alert rules, enabled or not, in creation order", tag="alerts", errors=())
+ALERT_RULE = Read("/alerts/rules/{rule_id}", "obsctl.services.alerts.rules:get_rule", NoParameters, AlertRule,
+                  summary="One alert rule", tag="alerts", errors=(404,),
+                  path_params=(PathParam("rule_id", "Alert rule id", "alert rule {!r} not found", converter="string"),))

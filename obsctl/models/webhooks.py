@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.common import NOT_BLANK, Count, Timestamp, enum_of, within
-from obsctl.models.reads import NoParameters, Read
+from obsctl.models.reads import NoParameters, PathParam, Read
 from obsctl.params import IntParam
 
 FORMATS = ("generic", "slack", "pagerduty")
@@ -134,3 +134,6 @@ class DeliveriesQuery(Struct, kw_only=True):
 DELIVERIES = Read("/webhooks/deliveries", "obsctl.services.webhooks:list_deliveries", DeliveriesQuery,
                   WebhookDeliveryList,
                   summary="Delivery log, newest first: status, attempts and last error of each", tag="webhooks")
+WEBHOOK = Read("/webhooks/{webhook_id}", "obsctl.services.webhooks:get_webhook", NoParameters, Webhook,
+               summary="One webhook", tag="webhooks", errors=(404,),
+               path_params=(PathParam("webhook_id", "Webhook id", "webhook {!r} not found", converter="string"),))

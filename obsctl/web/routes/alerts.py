@@ -39,17 +39,12 @@ from obsctl.web.routes.webhooks import SENDER_KEY
 blueprint = Blueprint("alerts", __name__)
 RATE_GROUP = "alerts"
 
-# GET /alerts/rules and /alerts/events, declared in models/alerts.py.
+# GET /alerts/rules, /alerts/rules/{rule_id} and /alerts/events, declared in models/alerts.py.
 READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 
 @blueprint.post("/alerts/rules")
 def create_rule():
     return json_response(alert_rules.create_rule(get_store(), json_body()), 201)
-
-
-@blueprint.get("/alerts/rules/<rule_id>")
-def get_rule(rule_id: str):
-    return json_response(alert_rules.get_rule(get_store(), rule_id))
 
 
 @blueprint.put("/alerts/rules/<rule_id>")
@@ -113,8 +108,6 @@ OPENAPI_PATHS = {
                           errors=error_responses(400)),
     },
     "/alerts/rules/{rule_id}": {
-        "get": operation("alerts", "One alert rule", params=[_RULE_ID],
-                         ok=json_content(ref(AlertRule)), errors=error_responses(404)),
         "put": operation("alerts", "Update some fields of an alert rule", params=[_RULE_ID],
                          request=json_content(ref(AlertRuleUpdate)), ok=json_content(ref(AlertRule)),
                          errors=error_responses(400, 404)),

@@ -25,7 +25,7 @@ from obsctl.web.reads import serve_reads
 
 blueprint = Blueprint("webhooks", __name__)
 RATE_GROUP = "webhooks"
-# GET /webhooks and /webhooks/deliveries, declared in models/webhooks.py.
+# GET /webhooks, /webhooks/{webhook_id} and /webhooks/deliveries, declared in models/webhooks.py.
 READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 SENDER_KEY = "obsctl_webhook_sender"
 
@@ -47,11 +47,6 @@ def create_webhook():
 @blueprint.post("/webhooks/deliveries/<delivery_id>/retry")
 def retry_delivery(delivery_id: str):
     return json_response(service.retry_delivery(get_store(), get_settings(), delivery_id))
-
-
-@blueprint.get("/webhooks/<webhook_id>")
-def get_webhook(webhook_id: str):
-    return json_response(service.get_webhook(get_store(), webhook_id))
 
 
 @blueprint.put("/webhooks/<webhook_id>")
@@ -87,8 +82,6 @@ OPENAPI_PATHS = {
             errors=error_responses(404, 409)),
     },
     "/webhooks/{webhook_id}": {
-        "get": operation("webhooks", "One webhook", params=[_WEBHOOK_ID],
-                         ok=json_content(ref(Webhook)), errors=error_responses(404)),
         "put": operation(
             "webhooks", "Update some fields of a webhook", params=[_WEBHOOK_ID],
             request=json_content(ref(WebhookUpdate)),
