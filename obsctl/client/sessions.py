@@ -54,13 +54,6 @@ def list_sessions(client: Client, *, limit: int | None = None, offset: int | Non
     return client.get_json("/sessions", params)
 
 
-def get_session(client: Client, session_id: str, *, tree: bool = False, limit: int | None = None,
-                cursor: str | None = None) -> dict:
-    params = {"tree": "true" if tree else None, "limit": limit, "cursor": cursor}
-    return client.get_json(api_path("/sessions/{}", session_id, absent=_absent(session_id)),
-                           {k: v for k, v in params.items() if v is not None} or None)
-
-
 def delete_session(client: Client, session_id: str) -> dict:
     return client.delete(api_path("/sessions/{}", session_id, absent=_absent(session_id)))
 

@@ -160,8 +160,9 @@ def remote_signature(read: Read) -> inspect.Signature:
 def query_params(read: Read, arguments: dict[str, Any]) -> dict[str, Any]:
     """The URL parameters of a call's keyword arguments (absent ones left out); lists as lists
     (sent repeated)."""
-    names = {f.attribute: f.name for f in query_fields(read.query)}
-    return {names[key]: _sent(value) for key, value in arguments.items() if key in names and value is not None}
+    fields = {f.attribute: f for f in query_fields(read.query)}
+    return {fields[key].name: _sent(value) for key, value in arguments.items()
+            if key in fields and value is not None and not (isinstance(value, bool) and value == fields[key].default)}
 
 
 def _sent(value: Any) -> Any:

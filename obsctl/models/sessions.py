@@ -3,6 +3,7 @@ agents list (a read declared with models/reads.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -345,3 +346,22 @@ AGENTS = Read("/agents", "obsctl.services.sessions.agents:list_agents", AgentsQu
 EXPLAIN = Read("/sessions/{session_id}/explain", "obsctl.services.sessions.explain:explain_session", NoParameters,
                SessionExplanation, summary="A session explained as Markdown: header, timeline of every event, summary",
                tag="sessions", errors=(404,), path_params=(SESSION_ID,))
+
+
+SESSION_EVENTS_LIMIT = IntParam("limit", 1, 10_000, default=10_000, capped=True)
+
+
+class SessionQuery(Struct, kw_only=True):
+    tree: Annotated[bool, Meta(description="Nest the events as a span tree (parent_id): each with self_time_ms "
+                                           "and children")] = False
+    limit: Annotated[int, within(SESSION_EVENTS_LIMIT, description="Events in this answer (the first page "
+                                                                   "without cursor)")] | None = None
+    cursor: Annotated[str, Meta(description="The `next` of the previous answer: the session's events after "
+                                            "it", extra={"keep_empty": True})] | None = None
+
+
+SESSION = Read("/sessions/{session_id}", "obsctl.services.sessions:get_session", SessionQuery, SessionDetail,
+               summary="One session with its tags, scores and all of its events (up to 10,000; beyond, pages "
+                       "with `next`)",
+               tag="sessions", errors=(400, 404),
+               path_params=(dataclasses.replace(SESSION_ID, converter="session_path"),))

@@ -6,6 +6,7 @@ from typing import Any
 
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value, loads_column
+from obsctl.models.sessions import SESSION_EVENTS_LIMIT
 from obsctl.params import MAX_COUNT, IntParam
 from obsctl.services.pricing import usd
 from obsctl.services.sessions.lookup import require_session  # noqa: F401 (re-exported)
@@ -15,8 +16,8 @@ from obsctl.vocabulary import SESSION_STATUSES
 LIMIT = IntParam("limit", 1, 200, default=50, capped=True)  # spec: "capped at 200"
 OFFSET = IntParam("offset", 0, MAX_COUNT, default=0)
 # A session's events in one answer: all of them up to this count (the spec's "all events"),
-# beyond it a page with a `next` cursor (docs/decisions.md).
-EVENTS_LIMIT = IntParam("limit", 1, 10_000, default=10_000, capped=True)
+# beyond it a page with a `next` cursor (docs/decisions.md); declared with GET /sessions/{id}.
+EVENTS_LIMIT = SESSION_EVENTS_LIMIT
 _JSON_EVENT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
 
 
