@@ -55,6 +55,13 @@ class IntParam:
             raise InvalidInput(f"{self.name} must be an integer {self.range_text}; got {describe_value(value)}")
         return min(number, self.high)
 
+    def resolve(self, value: Any) -> int:
+        """check() of a parameter declared with a default: `value`, or the default for None."""
+        checked = self.check(value)
+        if checked is None:
+            raise ValueError(f"{self.name} has no default")
+        return checked
+
     def schema(self) -> dict:
         """The OpenAPI schema of the parameter: what the API accepts."""
         schema: dict[str, Any] = {"type": "integer", "minimum": self.low}

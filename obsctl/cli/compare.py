@@ -83,16 +83,24 @@ def _delta_cells(d: dict, shown=fmt_number) -> tuple:
     return _coloured(absolute, d["absolute"]), _coloured(percent, d["percent"])
 
 
+def _table(columns: tuple[str, ...], left: int = 1, **options):
+    """A rich Table whose first `left` columns are left-aligned and the others (numbers)
+    right-aligned."""
+    from rich.table import Table
+
+    table = Table(header_style="bold", **options)
+    for n, name in enumerate(columns):
+        table.add_column(name, justify="left" if n < left else "right")
+    return table
+
+
 def _render(data: dict) -> None:
     a, b, deltas = data["session_a"], data["session_b"], data["deltas"]
-    from rich.table import Table
     from rich.text import Text
 
     out = console()
-    table = Table(title=Text(f"A = {a['session_id']}   B = {b['session_id']}"), header_style="bold")
-    for name, justify in (("", "left"), ("A", "right"), ("B", "right"), ("delta", "right"),
-                          ("delta %", "right")):
-        table.add_column(name, justify=justify)
+    table = _table(("", "A", "B", "delta", "delta %"),
+                   title=Text(f"A = {a['session_id']}   B = {b['session_id']}"))
 
     def row(*cells) -> None:
         table.add_row(*[rich_cell(c) for c in cells])
@@ -109,10 +117,7 @@ def _render(data: dict) -> None:
             row(_LABELS[key], a[key], b[key], *_delta_cells(d))
     out.print(table)
 
-    latency = Table(header_style="bold", title="models (A / B)")
-    for name, justify in (("model", "left"), ("calls", "right"), ("mean ms per call", "right"),
-                          ("delta", "right"), ("delta %", "right")):
-        latency.add_column(name, justify=justify)
+    latency = _table(("model", "calls", "mean ms per call", "delta", "delta %"), title="models (A / B)")
 
     def pair(left, right) -> str:
         return f"{rich_cell(left).plain} / {rich_cell(right).plain}"
@@ -124,9 +129,7 @@ def _render(data: dict) -> None:
     if latency.row_count:
         out.print(latency)
 
-    breakdown = Table(header_style="bold", title="breakdown (A / B)")
-    for name, justify in (("kind", "left"), ("name", "left"), ("A", "right"), ("B", "right")):
-        breakdown.add_column(name, justify=justify)
+    breakdown = _table(("kind", "name", "A", "B"), left=2, title="breakdown (A / B)")
     for kind, key, count in (("event type", "event_types", lambda v: v),
                              ("tool", "tools", lambda v: v["calls"])):
         for name in sorted(a[key].keys() | b[key].keys()):

@@ -8,7 +8,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -50,7 +50,8 @@ def export_command(
                                               help="Sessions with this status: active, completed or "
                                                    "error (repeatable)."),
     sessions: list[str] | None = typer.Option(None, "--session", metavar="<str>", help="This session (repeatable)."),
-    event_types: list[str] | None = typer.Option(None, "--type", metavar="<str>", help="Events of this type (repeatable)."),
+    event_types: list[str] | None = typer.Option(None, "--event-type", "--type", metavar="<str>",
+                                                 help="Events of this type (repeatable); --type is the older name."),
     fmt: str | None = typer.Option(None, "--format", "-f", autocompletion=completion.export_formats,
                                    callback=checked(_check_format),
                                    help="One session: json (the API's body, the default) or csv. Many "
@@ -73,7 +74,7 @@ def export_command(
     Examples: obsctl export sess-42 --format csv -o sess-42.csv;
     obsctl export --since 7d --agent support-bot -o week.jsonl
     """
-    filters = {"since": since, "until": until, "agents": agents or (), "statuses": statuses or (),
+    filters: dict[str, Any] = {"since": since, "until": until, "agents": agents or (), "statuses": statuses or (),
                "session_ids": sessions or (), "event_types": event_types or ()}
     many = all_ or any(filters.values()) or fmt in ("jsonl", "parquet")
     if json_ and fmt not in (None, "json" if not many else "jsonl"):
@@ -81,7 +82,7 @@ def export_command(
     if not many:
         if session_id is None:
             raise typer.BadParameter("give a SESSION_ID, or --all, or filters (--since, --until, --agent, "
-                                     "--status, --session, --type) for many sessions", param_hint="SESSION_ID")
+                                     "--status, --session, --event-type) for many sessions", param_hint="SESSION_ID")
         _export_session(ctx, session_id, fmt or "json", output)
         return
     if all_ and (any(filters.values()) or session_id is not None):

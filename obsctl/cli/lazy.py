@@ -31,11 +31,12 @@ def load(name: str, lazy: Lazy):
 
     target = getattr(importlib.import_module(f"obsctl.cli.{lazy.module}"), lazy.attribute)
     if isinstance(target, typer.Typer):
-        command = typer.main.get_group(target)
-    else:
-        holder = ObsTyper(add_completion=False)
-        holder.command(name)(target)
-        command = typer.main.get_command(holder)
+        group = typer.main.get_group(target)
+        group.name = name
+        return group
+    holder = ObsTyper(add_completion=False)
+    holder.command(name)(target)
+    command = typer.main.get_command(holder)
     command.name = name
     return command
 

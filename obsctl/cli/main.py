@@ -35,6 +35,9 @@ class Commands(LazyGroup):
                        "Search event inputs, outputs, tool calls (with their errors) and reasoning; newest "
                        "first, with a snippet of the field that matched (matched words in bold on a terminal)."),
         "analytics": Lazy("analytics", "analytics_command", "Analytics across all sessions."),
+        "agents": Lazy("agents", "agents_command",
+                       "List the agents with sessions started in the last --days days: sessions by status, "
+                       "error rate, events, tokens, mean duration and latest event; most sessions first."),
         "prune": Lazy("maintenance", "prune_command",
                       "Delete sessions whose last activity is older than --older-than, with their events "
                       "(with --url: on the server, a few seconds of work per request until done)."),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -202,8 +203,8 @@ class _CopyProgress:
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
-        self._progress = None
-        self._task = None
+        self._progress: Any = None  # a rich Progress, imported when a copy starts
+        self._task: Any = None
 
     def __enter__(self):
         return self

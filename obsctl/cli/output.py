@@ -84,13 +84,24 @@ def visible(data: Any) -> Any:
         return Styled(visible_text(data.text), data.style)
     if isinstance(data, list | tuple):
         return type(data)(visible(value) for value in data)
+    if hasattr(data, "__struct_fields__"):  # a declared model (msgspec Struct): field by field
+        return type(data)(**{name: visible(getattr(data, name)) for name in data.__struct_fields__})
     return data
 
 
 def emit_json(data: Any) -> None:
     """Print JSON on stdout exactly as the API returns it (indented for reading)."""
-    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2, default=_builtins) + b"\n")
     sys.stdout.flush()
+
+
+def _builtins(value: Any) -> Any:
+    """What orjson cannot encode itself: a declared model, as the API encodes it."""
+    import msgspec
+
+    if isinstance(value, msgspec.Struct):
+        return msgspec.to_builtins(value)
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
 
 
 def fmt_number(value: Any, digits: int | None = 2) -> str:

@@ -33,7 +33,7 @@ def _grade(grade: str | None) -> Styled | None:
     return None if grade is None else Styled(grade, _GRADE_COLOURS.get(grade, "white"))
 
 
-def _scored(score: float, grade: str) -> list:
+def _scored(score: float, grade: str | None) -> list:
     return [f"{score:.2f} ", _grade(grade) or MISSING]
 
 
@@ -94,7 +94,7 @@ def _bar(score: float | None, grade: str | None, width: int = 25) -> Styled | li
     if score is None:
         return Styled("no sessions", "dim")
     filled = round(score / 100 * width)
-    colour = _GRADE_COLOURS.get(grade, "white")
+    colour = _GRADE_COLOURS.get(grade or "", "white")
     return [Styled("█" * filled, colour), Styled("·" * (width - filled), "dim"), " ",
             *_scored(score, grade)]
 

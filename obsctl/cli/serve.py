@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from obsctl.cli.base import EXIT_USAGE, error, local_only, settings_of, translate_errors
@@ -102,7 +104,7 @@ def serve_command(
     local_only(ctx, "obsctl serve")
     settings = settings_of(ctx)
     settings = replace(settings, host=host or settings.host, port=settings.port if port is None else port)
-    overrides = {"connection_limit": connection_limit, "idle_timeout": idle_timeout,
+    overrides: dict[str, Any] = {"connection_limit": connection_limit, "idle_timeout": idle_timeout,
                  "header_timeout": header_timeout, "write_queue": write_queue,
                  "write_timeout": write_timeout}
     settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})

@@ -103,7 +103,7 @@ def list_command(
     Example: obsctl sessions list --agent support-bot --model gpt-4o --since 1d --has-errors --sort=-tokens
     Example: obsctl sessions list --min-cost 1 --sort=-cost
     """
-    given = {"agent": agent or None, "status": status, "model": model or None, "tool": tool or None,
+    given: dict[str, Any] = {"agent": agent or None, "status": status, "model": model or None, "tool": tool or None,
              "error_type": error_type or None, "has_errors": _error_filter(has_errors, no_errors),
              "since": since, "from_": from_, "to": to, "min_tokens": min_tokens, "max_tokens": max_tokens,
              "min_cost": min_cost, "max_cost": max_cost, "tag": tag or None, "metadata": metadata or None, "sort": sort}

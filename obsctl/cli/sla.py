@@ -18,6 +18,7 @@ from obsctl.cli.output import (
     rich_cell,
     show,
 )
+from obsctl.models.sla import SlaSummary
 from obsctl.services import sla as service
 from obsctl.services.metrics import METRICS
 from obsctl.text import plural
@@ -172,24 +173,24 @@ def summary_command(ctx: typer.Context, json_: JsonFlag = False) -> None:
     show(run(ctx, sla_summary), json_, _show_summary, json_when_piped=True)
 
 
-def _show_summary(data: dict) -> None:
+def _show_summary(data: SlaSummary) -> None:
     out = console()
     out.print(rich_cell([
-        Styled("SLA compliance", "bold"), "  overall pass rate ", _rate(data["overall_pass_rate"]) or MISSING,
-        f"  ({data['passed']} passed, {data['failed']} failed, {data['no_data']} no data, "
-        f"{data['unchecked']} never checked; last check {data['last_checked_at'] or MISSING})"]))
+        Styled("SLA compliance", "bold"), "  overall pass rate ", _rate(data.overall_pass_rate) or MISSING,
+        f"  ({data.passed} passed, {data.failed} failed, {data.no_data} no data, "
+        f"{data.unchecked} never checked; last check {data.last_checked_at or MISSING})"]))
     render_table("per agent", ["agent", "targets", "passed", "failed", "no data", "pass rate"],
-                 [[a["agent_name"], a["targets"], a["passed"], a["failed"], a["no_data"],
-                   _rate(a["pass_rate"])] for a in data["agents"]],
+                 [[a.agent_name, a.targets, a.passed, a.failed, a.no_data, _rate(a.pass_rate)]
+                  for a in data.agents],
                  justify={h: "right" for h in ("targets", "passed", "failed", "no data", "pass rate")})
-    miss_rows = [[o["agent_name"], o["metric"], f"{o['operator']} {_num(o['target_value'])}",
-                  Styled(_num(o["actual_value"]), "red"), fmt_percent(o["miss_percent"])]
-                 for o in data["worst_offenders"]]
+    miss_rows = [[o.agent_name, o.metric, f"{o.operator} {_num(o.target_value)}",
+                  Styled(_num(o.actual_value), "red"), fmt_percent(o.miss_percent)]
+                 for o in data.worst_offenders]
     if miss_rows:
         render_table("worst offenders", ["agent", "metric", "target", "actual", "miss"], miss_rows)
-    risk_rows = [[r["agent_name"], r["metric"], f"{r['operator']} {_num(r['target_value'])}",
-                  Styled(_num(r["actual_value"]), "yellow"), fmt_percent(r["margin_percent"])]
-                 for r in data["at_risk"]]
+    risk_rows = [[r.agent_name, r.metric, f"{r.operator} {_num(r.target_value)}",
+                  Styled(_num(r.actual_value), "yellow"), fmt_percent(r.margin_percent)]
+                 for r in data.at_risk]
     if risk_rows:
         render_table("at risk", ["agent", "metric", "target", "actual", "margin"], risk_rows)
     if not miss_rows and not risk_rows:

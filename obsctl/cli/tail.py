@@ -31,8 +31,8 @@ def tail_command(
                                             help="Events of this agent's sessions (repeatable)."),
     sessions: list[str] | None = typer.Option(None, "--session", metavar="<str>",
                                               help="Events of this session (repeatable)."),
-    event_types: list[str] | None = typer.Option(None, "--type", metavar="<str>",
-                                                 help="Events of this type (repeatable)."),
+    event_types: list[str] | None = typer.Option(None, "--event-type", "--type", metavar="<str>",
+                                                 help="Events of this type (repeatable); --type is the older name."),
     statuses: list[str] | None = typer.Option(None, "--status", metavar="<str>", callback=checked(_check_statuses),
                                               help="Events of sessions with this status: active, "
                                                    "completed or error (repeatable)."),
@@ -50,7 +50,7 @@ def tail_command(
     and the event as `obsctl ingest` takes it). Locally the database is read once a second
     (an indexed read of what is new); with --url the server streams (GET /events/stream).
 
-    Example: obsctl tail --agent support-bot --type tool_call -n 20
+    Example: obsctl tail --agent support-bot --event-type tool_call -n 20
     """
     from obsctl.services.sessions.bulk_export import select_events
     from obsctl.services.sessions.follow import follow_events

@@ -20,10 +20,6 @@ def create_rule(client: Client, body: Any) -> dict:
     return client.post_json("/alerts/rules", body)
 
 
-def list_rules(client: Client) -> dict:
-    return client.get_json("/alerts/rules")
-
-
 def update_rule(client: Client, rule_id: str, body: Any) -> dict:
     return client.put_json(api_path("/alerts/rules/{}", rule_id, absent=f"alert rule {rule_id!r} not found"), body)
 
@@ -46,13 +42,6 @@ def evaluate_alerts(client: Client, settings, *, at: datetime | None = None, dry
         return client.post_json("/alerts/evaluate", None)
     params = {"dry_run": "true", "at": format_ts(at) if at is not None else None}
     return client.post_json("/alerts/evaluate", None, params, idempotent=True)
-
-
-def list_alert_events(client: Client, *, limit: int | None = None, unacknowledged: bool = False,
-                      rule_id: str | None = None) -> dict:
-    return client.get_json("/alerts/events", {"limit": limit,
-                                              "unacknowledged": "true" if unacknowledged else None,
-                                              "rule_id": rule_id})
 
 
 def acknowledge_alert(client: Client, alert_id: str) -> dict:

@@ -7,11 +7,6 @@ from obsctl.client.http import Client
 from obsctl.client.paths import api_path
 
 
-def list_changes(client: Client, *, pricer=None, since: str | None = None, until: str | None = None,
-                 agent: str | None = None, limit: int | None = None) -> dict:
-    return client.get_json("/changes", {"since": since, "until": until, "agent": agent, "limit": limit})
-
-
 def acknowledge_change(client: Client, change_id: str, *, pricer=None, note: str | None = None) -> dict:
     path = api_path("/changes/{}/acknowledge", change_id, absent=f"change id {change_id!r} is not AGENT@TIME")
     return client.put_json(path, None if note is None else {"note": note})

@@ -61,8 +61,8 @@ def classify(exc: requests.RequestException, timeout: float) -> Failure:
             and not isinstance(e, urllib3.exceptions.NewConnectionError) for e in chain):
         return Failure(f"no connection within {timeout:g} s", unsent=True)
     if has(urllib3.exceptions.NewConnectionError):
-        errors = [e for e in chain if isinstance(e, OSError) and e.strerror]
-        return Failure(errors[0].strerror.lower() if errors else "cannot connect", unsent=True)
+        reasons = [e.strerror for e in chain if isinstance(e, OSError) and e.strerror]
+        return Failure(reasons[0].lower() if reasons else "cannot connect", unsent=True)
     if has(requests.exceptions.ReadTimeout, urllib3.exceptions.ReadTimeoutError, TimeoutError):
         return Failure(f"no answer within {timeout:g} s", unsent=False)
     if has(ConnectionResetError):

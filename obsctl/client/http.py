@@ -191,9 +191,10 @@ class Client:
         prepared = session.prepare_request(requests.Request(method, url, params=params, data=data,
                                                             headers=headers))
         path = urlsplit(url).path
+        sent_url = str(prepared.url)
         if "%" in path and path.isascii():
-            prepared.url = urlsplit(prepared.url)._replace(path=path).geturl()
-        sending = session.merge_environment_settings(prepared.url, {}, stream, None, None)
+            sent_url = prepared.url = urlsplit(sent_url)._replace(path=path).geturl()
+        sending = session.merge_environment_settings(sent_url, {}, stream, None, None)
         # Redirects are not followed: requests would carry X-API-Key to any host.
         return session.send(prepared, timeout=timeout, allow_redirects=False, **sending)
 

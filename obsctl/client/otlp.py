@@ -34,7 +34,7 @@ def ingest_otlp_stream(client: Client, reader: IO[bytes], *, strict: bool = Fals
                            "the file on a database (--db), or drop --strict")
     summary = StreamSummary()
     for location, decoded, request in read_requests(reader):
-        if isinstance(decoded, NotARequest):
+        if isinstance(decoded, NotARequest) or request is None:
             summary.rejected += 1
             on_reject(location, str(decoded))
             continue

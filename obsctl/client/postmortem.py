@@ -1,7 +1,6 @@
-"""Remote postmortems: the use cases of `obsctl.services.postmortem` (one session's report,
-the candidates) answered by a server's HTTP API. Each function has its service's name and
-parameters, with the client in place of the store, and returns what the service returns.
-`pricer` is accepted and unused: the server prices with its own table."""
+"""Remote postmortem of a session (a POST), answered by a server's HTTP API; an incident's
+postmortem and the candidates are reads declared in models/postmortem.py. `pricer` is accepted
+and unused: the server prices with its own table."""
 
 from __future__ import annotations
 
@@ -13,15 +12,3 @@ def postmortem_session(client: Client, session_id: str, *, pricer=None) -> dict:
     # A POST without a body that changes nothing: safe to send again after a timeout.
     path = api_path("/postmortem/{}", session_id, absent=f"session {session_id!r} not found")
     return client.post_json(path, None, idempotent=True)
-
-
-def postmortem_candidates(client: Client, *, min_errors: int | None = None, limit: int | None = None,
-                          agent: str | None = None, days: int | None = None) -> dict:
-    return client.get_json("/postmortem/candidates",
-                           {"min_errors": min_errors, "limit": limit, "agent": agent, "days": days})
-
-
-def postmortem_incident(client: Client, incident_id: str, *, pricer=None, since: str | None = None,
-                        until: str | None = None, gap_minutes: int | None = None) -> dict:
-    path = api_path("/postmortem/incidents/{}", incident_id, absent=f"incident {incident_id!r} not found")
-    return client.get_json(path, {"since": since, "until": until, "gap_minutes": gap_minutes})

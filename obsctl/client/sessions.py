@@ -54,13 +54,6 @@ def list_sessions(client: Client, *, limit: int | None = None, offset: int | Non
     return client.get_json("/sessions", params)
 
 
-def get_session(client: Client, session_id: str, *, tree: bool = False, limit: int | None = None,
-                cursor: str | None = None) -> dict:
-    params = {"tree": "true" if tree else None, "limit": limit, "cursor": cursor}
-    return client.get_json(api_path("/sessions/{}", session_id, absent=_absent(session_id)),
-                           {k: v for k, v in params.items() if v is not None} or None)
-
-
 def delete_session(client: Client, session_id: str) -> dict:
     return client.delete(api_path("/sessions/{}", session_id, absent=_absent(session_id)))
 
@@ -73,10 +66,6 @@ def tag_session(client: Client, session_id: str, changes: dict) -> dict:
 
 def score_session(client: Client, session_id: str, body: dict) -> dict:
     return client.post_json(api_path("/sessions/{}/scores", session_id, absent=_absent(session_id)), body)
-
-
-def explain_session(client: Client, session_id: str) -> dict:
-    return client.get_json(api_path("/sessions/{}/explain", session_id, absent=_absent(session_id)))
 
 
 def compare_sessions(client: Client, session_a: str, session_b: str) -> dict:
@@ -109,7 +98,7 @@ def _chunks(client: Client, response: requests.Response) -> Iterator[bytes]:
 def _selection_params(selection: EventSelection) -> dict:
     return {"since": selection.since, "until": selection.until, "agent": list(selection.agents),
             "status": list(selection.statuses), "session": list(selection.session_ids),
-            "type": list(selection.event_types)}
+            "event_type": list(selection.event_types)}
 
 
 def export_events(client: Client, selection: EventSelection, fmt: str | None = "jsonl") -> ExportStream:
@@ -173,7 +162,7 @@ def _messages(response: requests.Response) -> Iterator[tuple[str | None, bytes |
     """(last event id, data or None) per Server-Sent Events message; comments are skipped."""
     position: str | None = None
     data: list[bytes] = []
-    for line in response.iter_lines(chunk_size=None):
+    for line in response.iter_lines(chunk_size=None):  # type: ignore[call-overload]  # None: as it arrives
         if not line:
             if data or position is not None:
                 yield position, b"\n".join(data) if data else None

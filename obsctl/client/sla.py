@@ -19,10 +19,6 @@ def put_target(client: Client, body: Any) -> tuple[dict, bool]:
     return client.decode(response), response.status_code == 201
 
 
-def list_targets(client: Client) -> dict:
-    return client.get_json(_TARGETS)
-
-
 def delete_target(client: Client, agent_name: Any, metric: Any) -> dict:
     # The pair goes as a JSON body, as the API specifies: query parameters would read an
     # empty agent name as none given, and the error would not be the service's.
@@ -44,6 +40,3 @@ def sla_history(client: Client, *, agent_name: str | None = None, hours: int | N
         check_agent(agent_name)
     return client.get_json("/sla/history", {"agent_name": agent_name, "hours": hours, "limit": limit})
 
-
-def sla_summary(client: Client) -> dict:
-    return client.get_json("/sla/summary")

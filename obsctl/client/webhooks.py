@@ -22,10 +22,6 @@ def create_webhook(client: Client, settings, body: Any) -> dict:
     return client.post_json("/webhooks", body)
 
 
-def list_webhooks(client: Client) -> dict:
-    return client.get_json("/webhooks")
-
-
 def _absent(webhook_id: str) -> str:
     return f"webhook {webhook_id!r} not found"
 
@@ -36,12 +32,6 @@ def update_webhook(client: Client, settings, webhook_id: str, body: Any) -> dict
 
 def delete_webhook(client: Client, webhook_id: str) -> dict:
     return client.delete(api_path("/webhooks/{}", webhook_id, absent=_absent(webhook_id)))
-
-
-def list_deliveries(client: Client, *, webhook_id: str | None = None, status: str | None = None,
-                    alert_id: str | None = None, limit: int | None = None) -> dict:
-    return client.get_json("/webhooks/deliveries", {"webhook_id": webhook_id, "status": status,
-                                                    "alert_id": alert_id, "limit": limit})
 
 
 def send_webhook_test(client: Client, settings, webhook_id: str, *,

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.common import NOT_BLANK, Count, ReadOnly, Timestamp, enum_of, within
+from obsctl.models.reads import NoParameters, PathParam, Read
 from obsctl.params import IntParam
 from obsctl.vocabulary import METRICS, OPERATORS, SCORE_METRIC_PATTERN, operator_spellings
 
@@ -47,8 +48,8 @@ class AlertRuleInput(Struct, forbid_unknown_fields=True, kw_only=True):
     metric: Metric
     operator: OperatorInput
     threshold: float
-    window_minutes: Window = WINDOW_MINUTES.default
-    cooldown_minutes: Cooldown = COOLDOWN_MINUTES.default
+    window_minutes: Window = WINDOW_MINUTES.resolve(None)
+    cooldown_minutes: Cooldown = COOLDOWN_MINUTES.resolve(None)
     agent_filter: AgentFilter = None
     enabled: bool = True
     severity: Severity = DEFAULT_SEVERITY
@@ -160,3 +161,21 @@ class AlertMetric(Struct):
 class AlertMetricList(Struct):
     metrics: list[AlertMetric]
     total: Count
+
+
+EVENTS_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
+
+
+class AlertEventsQuery(Struct, kw_only=True):
+    limit: Annotated[int, within(EVENTS_LIMIT, description="Alerts to return")] | None = None
+    unacknowledged: Annotated[bool, Meta(description="true = only alerts not yet acknowledged")] = False
+    rule_id: Annotated[str, Meta(description="Only this rule's alerts")] | None = None
+
+
+ALERT_EVENTS = Read("/alerts/events", "obsctl.services.alerts:list_alert_events", AlertEventsQuery,
+                    AlertEventList, summary="Fired alerts, newest first", tag="alerts")
+ALERT_RULES = Read("/alerts/rules", "obsctl.services.alerts.rules:list_rules", NoParameters, AlertRuleList,
+                   summary="All alert rules, enabled or not, in creation order", tag="alerts", errors=())
+ALERT_RULE = Read("/alerts/rules/{rule_id}", "obsctl.services.alerts.rules:get_rule", NoParameters, AlertRule,
+                  summary="One alert rule", tag="alerts", errors=(404,),
+                  path_params=(PathParam("rule_id", "Alert rule id", "alert rule {!r} not found", converter="string"),))

@@ -7,6 +7,7 @@ from typing import Annotated
 from msgspec import Meta, Struct
 
 from obsctl.models.common import Count, Percent, rate_of
+from obsctl.models.reads import NoParameters, Read
 
 
 class AnalyticsOverview(Struct):
@@ -125,3 +126,7 @@ class Analytics(Struct):
         min_length=24, max_length=24,
         description="Events per hour of day (UTC) across all time, hours 0-23")]
     costs: Annotated[CostTotals, Meta(description="What the calls cost: per agent, per model and per day")]
+
+
+ANALYTICS = Read("/analytics", "obsctl.services.analytics:get_analytics", NoParameters, Analytics,
+                 summary="Aggregate analytics across all sessions", tag="analytics", errors=())

@@ -6,7 +6,9 @@ from typing import Annotated
 
 from msgspec import Meta, Struct, field
 
-from obsctl.models.common import Count, Timestamp, enum_of
+from obsctl.models.common import Count, Timestamp, enum_of, within
+from obsctl.models.reads import Read
+from obsctl.params import IntParam
 
 STATUSES = ("regression", "improvement", "neutral")
 VERDICTS = ("regression", "improvement", "unchanged")
@@ -64,3 +66,20 @@ class ChangeList(Struct):
 
 class ChangeAck(Struct):
     note: Annotated[str, Meta(max_length=500)] | None = None
+
+
+LIMIT = IntParam("limit", 1, 200, default=50)
+
+
+class ChangesQuery(Struct, kw_only=True):
+    since: Annotated[str, Meta(description="An age before until (30m, 24h, 7d, 2w) or an ISO 8601 time; "
+                                           "default 7d")] | None = None
+    until: Annotated[str, Meta(description="ISO 8601; default now")] | None = None
+    agent: Annotated[str, Meta(description="Only this agent's changes")] | None = None
+    limit: Annotated[int, within(LIMIT, description="Changes to return")] | None = None
+
+
+CHANGES = Read("/changes", "obsctl.services.changes:list_changes", ChangesQuery, ChangeList,
+               summary="Changes of agents' configurations (model, release) and what they did to LLM latency, "
+                       "cost and errors; unacknowledged regressions first",
+               tag="changes", context=("pricer",))

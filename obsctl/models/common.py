@@ -37,8 +37,9 @@ Grade = Annotated[str, enum_of(GRADES)]
 
 def within(param, **meta) -> Meta:
     """An integer field's bounds: those of an IntParam (obsctl.params) declared elsewhere.
-    Written `Annotated[int, within(PARAM)]`."""
-    return Meta(ge=param.low, le=param.high, **meta)
+    Written `Annotated[int, within(PARAM)]`; the Meta keeps the IntParam (`extra["param"]`),
+    so a query parameter declared this way is documented as the service checks it."""
+    return Meta(ge=param.low, le=param.high, extra={"param": param}, **meta)
 
 
 def rate_of(name: str, note: str = "") -> Meta:

@@ -6,7 +6,9 @@ from typing import Annotated
 
 from msgspec import Meta, Struct
 
-from obsctl.models.common import Count, Timestamp, enum_of
+from obsctl.models.common import Count, Timestamp, enum_of, within
+from obsctl.models.reads import Read
+from obsctl.params import IntParam
 
 SEVERITIES = ("SEV-1", "SEV-2", "SEV-3")
 KINDS = ("rate_limit", "timeout", "context_length", "auth", "not_found", "invalid_input", "server",
@@ -45,3 +47,25 @@ class IncidentList(Struct):
     errors_scanned: Annotated[int, Meta(ge=0, description="Error events read in the window")]
     truncated: Annotated[bool, Meta(
         description="More than 100,000 error events in the window: only the first were grouped")]
+
+
+MIN_SESSIONS = IntParam("min_sessions", 1, 1000, default=2)
+GAP_MINUTES = IntParam("gap_minutes", 1, 1440, default=30)
+LIMIT = IntParam("limit", 1, 200, default=50)
+
+
+class IncidentsQuery(Struct, kw_only=True):
+    since: Annotated[str, Meta(description="An age before until (30m, 24h, 7d, 2w) or an ISO 8601 time; "
+                                           "default 24h")] | None = None
+    until: Annotated[str, Meta(description="ISO 8601; default now")] | None = None
+    agent: Annotated[str, Meta(description="Only this agent's failures")] | None = None
+    min_sessions: Annotated[int, within(MIN_SESSIONS, description="Sessions a failure must reach to be "
+                                                                  "an incident")] | None = None
+    gap_minutes: Annotated[int, within(GAP_MINUTES, description="A pause this long ends an incident")] | None = None
+    limit: Annotated[int, within(LIMIT, description="Incidents to return")] | None = None
+
+
+INCIDENTS = Read("/incidents", "obsctl.services.incidents:list_incidents", IncidentsQuery, IncidentList,
+                 summary="Incidents: the same failure (error fingerprint, tool, model) in several sessions, "
+                         "most severe first",
+                 tag="incidents")

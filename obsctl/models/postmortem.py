@@ -15,8 +15,11 @@ from obsctl.models.common import (
     SessionCounts,
     Timestamp,
     rate_of,
+    within,
 )
-from obsctl.models.incidents import Incident
+from obsctl.models.incidents import GAP_MINUTES, Incident
+from obsctl.models.reads import PathParam, Read
+from obsctl.params import MAX_COUNT, IntParam
 
 Sev = Literal["SEV-1", "SEV-2", "SEV-3", "SEV-4", "none"]
 SessionStatus = Literal["active", "completed", "error"]
@@ -230,3 +233,39 @@ class IncidentPostmortem(Struct):
         description="Other incidents of 2+ sessions whose time overlaps this one, most severe first (5 at most)")]
     recommendations: list[IncidentRecommendation]
     markdown: Annotated[str, Meta(description="The whole report as Markdown")]
+
+
+CANDIDATES_LIMIT = IntParam("limit", 1, 100, default=20, capped=True)
+CANDIDATES_MIN_ERRORS = IntParam("min_errors", 0, MAX_COUNT, default=1)
+CANDIDATES_DAYS = IntParam("days", 1, 3650)  # no default: every session
+
+
+class CandidatesQuery(Struct, kw_only=True):
+    min_errors: Annotated[int, within(CANDIDATES_MIN_ERRORS, description="Only sessions with at least "
+                                                                         "this many errors")] | None = None
+    limit: Annotated[int, within(CANDIDATES_LIMIT, description="Candidates to return")] | None = None
+    agent: Annotated[str, Meta(description="Only this agent's sessions")] | None = None
+    days: Annotated[int, within(CANDIDATES_DAYS, description="Only sessions started in the last N days; "
+                                                             "default: all")] | None = None
+
+
+CANDIDATES = Read("/postmortem/candidates", "obsctl.services.postmortem:postmortem_candidates",
+                  CandidatesQuery, PostmortemCandidates,
+                  summary="Sessions worth a postmortem: most severe first, then most errors, then newest",
+                  tag="postmortem")
+
+
+class IncidentPostmortemQuery(Struct, kw_only=True):
+    since: Annotated[str, Meta(description="An age before until (30m, 24h, 7d, 2w) or an ISO 8601 time holding "
+                                           "the incident's start; default 7d")] | None = None
+    until: Annotated[str, Meta(description="ISO 8601; default now")] | None = None
+    gap_minutes: Annotated[int, within(GAP_MINUTES, description="The gap the incident was listed with")] | None = None
+
+
+INCIDENT_POSTMORTEM = Read(
+    "/postmortem/incidents/{incident_id}", "obsctl.services.postmortem.incident:postmortem_incident",
+    IncidentPostmortemQuery, IncidentPostmortem,
+    summary="The postmortem of an incident (GET /incidents): impact, timeline, root cause, overlapping "
+            "incidents, recommendations",
+    tag="postmortem", errors=(400, 404), context=("pricer",),
+    path_params=(PathParam("incident_id", "inc-..., as GET /incidents lists it", "incident {!r} not found"),))

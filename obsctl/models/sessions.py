@@ -1,12 +1,16 @@
-"""The explain, export and compare responses of sessions, as declared models."""
+"""Sessions, their events, and the explain and export responses, as declared models; the
+agents list (a read declared with models/reads.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from obsctl.models.common import Count, JsonObject, Timestamp
+from obsctl.models.common import Count, JsonObject, Timestamp, rate_of, within
+from obsctl.models.reads import SESSION_ID, NoParameters, Read
+from obsctl.params import IntParam
 
 SessionStatus = Literal["active", "completed", "error"]
 
@@ -74,100 +78,9 @@ class SessionExport(Struct):
     summary: ExportSummary
 
 
-class ModelUsage(Struct):
-    calls: int
-    tokens_in: int
-    tokens_out: int
-    duration_ms: Annotated[float, Meta(description="Sum of this model's calls' duration_ms")]
-    avg_duration_ms: Annotated[float | None, Meta(
-        description="Mean over this model's calls that have a duration; null if none")]
-
-
-class ToolUsage(Struct):
-    calls: int
-    total_duration: float
-
-
-class SessionSummary(Struct):
-    session_id: str
-    agent_name: str
-    status: SessionStatus
-    tokens_in: int
-    tokens_out: int
-    total_tokens: int
-    tokens_cache_read: Annotated[int, Meta(description="The part of tokens_in read from prompt caches")]
-    tokens_cache_write: Annotated[int, Meta(description="The part of tokens_in written to prompt caches")]
-    tokens_reasoning: Annotated[int, Meta(description="The part of tokens_out spent on reasoning")]
-    event_count: int
-    error_count: int
-    cost_usd: Annotated[float | None, Meta(
-        description="USD, the sum of the priced calls' costs; null when no call was priced")]
-    unpriced_calls: Annotated[int, Meta(description="Calls that used tokens of a model without a known price")]
-    total_processing_ms: Annotated[float, Meta(description="Sum of the events' duration_ms")]
-    avg_event_duration_ms: Annotated[float, Meta(
-        description="Mean over events that have a duration; 0 if none")]
-    session_duration_ms: Annotated[float | None, Meta(
-        description="started_at to ended_at (to the last event while active)")]
-    models: dict[str, ModelUsage]
-    event_types: dict[str, int]
-    tools: dict[str, ToolUsage]
-    metadata: JsonObject | None
-
-
-class Delta(Struct):
-    absolute: Annotated[float | None, Meta(description="B minus A; null when either is unknown")]
-    percent: Annotated[float | None, Meta(
-        description="(B - A) / A x 100, 2 decimals; null when A is 0 or either is unknown")]
-
-
-class ModelLatency(Struct):
-    a_avg_ms: Annotated[float | None, Meta(description="Mean call duration in A; null if A did not call it")]
-    b_avg_ms: Annotated[float | None, Meta(description="Mean call duration in B; null if B did not call it")]
-    absolute: Annotated[float | None, Meta(description="B minus A; null unless both called it")]
-    percent: Annotated[float | None, Meta(description="(B - A) / A x 100, 2 decimals")]
-
-
-class SessionDeltas(Struct):
-    total_tokens: Delta
-    tokens_in: Delta
-    tokens_out: Delta
-    tokens_cache_read: Delta
-    tokens_cache_write: Delta
-    tokens_reasoning: Delta
-    event_count: Delta
-    error_count: Delta
-    total_processing_ms: Delta
-    avg_event_duration_ms: Delta
-    session_duration_ms: Annotated[Delta, Meta(description="Wall clock: started_at to ended_at")]
-    cost_usd: Annotated[Delta, Meta(description="USD; both null when either session has no priced call")]
-
-
-class SharedValues(Struct):
-    event_types: list[str]
-    tools: list[str]
-    models: list[str]
-
-
-class SessionComparison(Struct):
-    compared_at: Timestamp
-    session_a: SessionSummary
-    session_b: SessionSummary
-    deltas: SessionDeltas
-    model_latency: Annotated[dict[str, ModelLatency], Meta(
-        description="Per model either session called, sorted by name")]
-    shared: SharedValues
-
-
 class SessionExplanation(Struct):
     session_id: str
     explanation: Annotated[str, Meta(description="Markdown")]
-
-
-class CompareRequest(Struct):
-    """The body of `POST /sessions/compare`: the baseline session_a and session_b"""
-
-    session_a: Annotated[str, Meta(min_length=1)]
-    session_b: Annotated[str, Meta(min_length=1)]
 
 
 class Event(Struct, omit_defaults=True):
@@ -387,3 +300,68 @@ class FollowedEvent(Struct):
                                               "Last-Event-ID (opaque: compare for equality only)")]
     agent_name: Annotated[str, Meta(description="The agent of the event's session")]
     event: EventLine
+
+
+# ---- The agents list: `GET /agents`, `obsctl agents` (services/sessions/agents.py) ----
+
+AGENT_DAYS = IntParam("days", 1, 3650, default=30)
+AGENTS_LIMIT = IntParam("limit", 1, 1000, default=100, capped=True)
+
+
+class AgentsQuery(Struct, kw_only=True):
+    days: Annotated[int, within(AGENT_DAYS, description="Sessions started in the last DAYS days (UTC), "
+                                                        "today included")] | None = None
+    limit: Annotated[int, within(AGENTS_LIMIT, description="Agents to return, most sessions first")] | None = None
+
+
+class AgentSummary(Struct):
+    agent_name: str
+    sessions: Annotated[Count, rate_of("sessions")]
+    active_sessions: Count
+    completed_sessions: Count
+    error_sessions: Annotated[Count, rate_of("error_sessions")]
+    error_session_rate: Annotated[float, rate_of("error_session_rate")]
+    event_count: Annotated[Count, Meta(description="Every stored event of these sessions, session_start "
+                                                   "and session_end included")]
+    total_tokens_in: Count
+    total_tokens_out: Count
+    avg_duration_ms: Annotated[float | None, Meta(
+        description="Mean wall-clock duration of the sessions that ended; null when none has")]
+    first_day: Annotated[str, Meta(description="The UTC day (YYYY-MM-DD) of the first session started in the window")]
+    last_day: Annotated[str, Meta(description="The UTC day of the last session started in the window")]
+    last_event_at: Annotated[Timestamp | None, Meta(description="The agent's latest event, in any session")]
+
+
+class AgentList(Struct):
+    since_day: Annotated[str, Meta(description="The first UTC day of the window (YYYY-MM-DD)")]
+    days: Count
+    total: Annotated[Count, Meta(description="Agents with sessions in the window")]
+    agents: list[AgentSummary]
+
+
+AGENTS = Read("/agents", "obsctl.services.sessions.agents:list_agents", AgentsQuery, AgentList,
+              summary="Every agent with sessions started in the window: its sessions by status, "
+                      "events, tokens, mean duration and latest event; most sessions first",
+              tag="sessions")
+EXPLAIN = Read("/sessions/{session_id}/explain", "obsctl.services.sessions.explain:explain_session", NoParameters,
+               SessionExplanation, summary="A session explained as Markdown: header, timeline of every event, summary",
+               tag="sessions", errors=(404,), path_params=(SESSION_ID,))
+
+
+SESSION_EVENTS_LIMIT = IntParam("limit", 1, 10_000, default=10_000, capped=True)
+
+
+class SessionQuery(Struct, kw_only=True):
+    tree: Annotated[bool, Meta(description="Nest the events as a span tree (parent_id): each with self_time_ms "
+                                           "and children")] = False
+    limit: Annotated[int, within(SESSION_EVENTS_LIMIT, description="Events in this answer (the first page "
+                                                                   "without cursor)")] | None = None
+    cursor: Annotated[str, Meta(description="The `next` of the previous answer: the session's events after "
+                                            "it", extra={"keep_empty": True})] | None = None
+
+
+SESSION = Read("/sessions/{session_id}", "obsctl.services.sessions:get_session", SessionQuery, SessionDetail,
+               summary="One session with its tags, scores and all of its events (up to 10,000; beyond, pages "
+                       "with `next`)",
+               tag="sessions", errors=(400, 404),
+               path_params=(dataclasses.replace(SESSION_ID, converter="session_path"),))

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from obsctl.models.common import NOT_BLANK, Count, Percent, ReadOnly, Timestamp, enum_of, within
+from obsctl.models.reads import NoParameters, Read
 from obsctl.params import IntParam
 from obsctl.vocabulary import METRICS, SCORE_METRIC_PATTERN, operator_spellings
 
@@ -140,3 +141,10 @@ class SlaSummary(Struct):
     agents: list[SlaAgentSummary]
     worst_offenders: list[SlaOffender]
     at_risk: list[SlaAtRisk]
+
+
+SLA_TARGETS = Read("/sla/targets", "obsctl.services.sla:list_targets", NoParameters, SlaTargetList,
+                   summary="All SLA targets, by agent then metric", tag="sla", errors=())
+SLA_SUMMARY = Read("/sla/summary", "obsctl.services.sla.summary:sla_summary", NoParameters, SlaSummary,
+                   summary="Pass rates, worst offenders and targets at risk, from each target's latest check",
+                   tag="sla", errors=())

@@ -19,8 +19,11 @@ from obsctl.models.common import (
     Timestamp,
     enum_of,
     rate_of,
+    within,
 )
 from obsctl.models.incidents import Incident
+from obsctl.models.reads import SESSION_ID, NoParameters, Read
+from obsctl.params import MAX_COUNT, IntParam
 
 BASES = ("agent", "configuration", "before_change")
 
@@ -148,3 +151,28 @@ class TriageBatch(Struct):
     incidents: Annotated[list[Incident], Meta(
         description="The incidents of the window (since/until; default the last 24 hours), at most 10: "
                     "the failures these sessions share with others")]
+
+
+BATCH_LIMIT = IntParam("limit", 1, 100, default=10, capped=True)
+BATCH_MIN_EVENTS = IntParam("min_events", 0, MAX_COUNT, default=1)
+
+
+class TriageBatchQuery(Struct, kw_only=True):
+    limit: Annotated[int, within(BATCH_LIMIT, description="Sessions to triage")] | None = None
+    min_events: Annotated[int, within(BATCH_MIN_EVENTS, description="Only sessions with at least this many "
+                                                                     "events")] | None = None
+    agent: Annotated[str, Meta(description="Only this agent's sessions")] | None = None
+    since: Annotated[str, Meta(description="Only sessions started since: an age before until (24h, 7d) or an "
+                                           "ISO 8601 time")] | None = None
+    until: Annotated[str, Meta(description="Only sessions started before this ISO 8601 time")] | None = None
+
+
+# A fixed route: Werkzeug ranks literal segments above /triage/<session_id>. A session named
+# "batch" is reached with the name escaped, `/triage/%62atch` (web/rawpath.py), as obsctl's
+# client does.
+TRIAGE_BATCH = Read("/triage/batch", "obsctl.services.triage:triage_batch", TriageBatchQuery, TriageBatch,
+                    summary="Triage the most recent sessions, worst health score first", tag="triage",
+                    context=("pricer",))
+TRIAGE_SESSION = Read("/triage/{session_id}", "obsctl.services.triage:triage_session", NoParameters, TriageReport,
+                      summary="Triage one session: health score, grade, severity-ranked findings", tag="triage",
+                      errors=(404,), context=("pricer",), path_params=(SESSION_ID,))

@@ -12,7 +12,9 @@ from typing import Annotated, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from obsctl.models.common import NOT_BLANK, Count, Timestamp, enum_of
+from obsctl.models.common import NOT_BLANK, Count, Timestamp, enum_of, within
+from obsctl.models.reads import NoParameters, PathParam, Read
+from obsctl.params import IntParam
 
 FORMATS = ("generic", "slack", "pagerduty")
 DELIVERY_STATUSES = ("pending", "delivered", "failed")
@@ -112,3 +114,26 @@ class WebhookDelivery(Struct):
 class WebhookDeliveryList(Struct):
     deliveries: list[WebhookDelivery]
     total: Count
+
+
+WEBHOOKS = Read("/webhooks", "obsctl.services.webhooks:list_webhooks", NoParameters, WebhookList,
+                summary="All webhooks (secrets never listed, URLs masked)", tag="webhooks", errors=())
+
+
+DELIVERIES_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
+
+
+class DeliveriesQuery(Struct, kw_only=True):
+    webhook_id: str | None = None
+    alert_id: str | None = None
+    # An empty status is refused, not read as "any status".
+    status: Annotated[str, enum_of(DELIVERY_STATUSES), Meta(extra={"keep_empty": True})] | None = None
+    limit: Annotated[int, within(DELIVERIES_LIMIT, description="Deliveries to return")] | None = None
+
+
+DELIVERIES = Read("/webhooks/deliveries", "obsctl.services.webhooks:list_deliveries", DeliveriesQuery,
+                  WebhookDeliveryList,
+                  summary="Delivery log, newest first: status, attempts and last error of each", tag="webhooks")
+WEBHOOK = Read("/webhooks/{webhook_id}", "obsctl.services.webhooks:get_webhook", NoParameters, Webhook,
+               summary="One webhook", tag="webhooks", errors=(404,),
+               path_params=(PathParam("webhook_id", "Webhook id", "webhook {!r} not found", converter="string"),))

@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 
 from obsctl.errors import InvalidInput, NotFound
-from obsctl.params import IntParam
+from obsctl.models.changes import LIMIT
 from obsctl.services.pricing import priced_total
 from obsctl.services.windows import window
 from obsctl.store import Store
@@ -53,7 +53,6 @@ MIN_BEFORE = 3
 MIN_AFTER = 3
 SEGMENT_CAP = 200
 RELEASE_KEYS = ("release", "version")
-LIMIT = IntParam("limit", 1, 200, default=50)
 NOTE_CHARS = 500
 
 LATENCY_RATIO, LATENCY_MIN_MS = 1.5, 250.0

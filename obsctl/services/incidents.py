@@ -24,7 +24,7 @@ from datetime import timedelta
 import orjson
 
 from obsctl.errors import NotFound
-from obsctl.params import IntParam
+from obsctl.models.incidents import GAP_MINUTES, LIMIT, MIN_SESSIONS
 from obsctl.services.error_kinds import KIND_TITLES, classify_error, fingerprint, normalise_message
 from obsctl.services.sessions.fields import error_message, excerpt, main_text
 from obsctl.services.windows import (  # noqa: F401 (re-exported)
@@ -40,9 +40,6 @@ from obsctl.timeutil import parse_ts
 
 FIND_SINCE = "7d"
 TIMELINE_CAP = 200
-MIN_SESSIONS = IntParam("min_sessions", 1, 1000, default=2)
-GAP_MINUTES = IntParam("gap_minutes", 1, 1440, default=30)
-LIMIT = IntParam("limit", 1, 200, default=50)
 # Error events read per request at most: a window holding more is reported as truncated.
 MAX_ERRORS = 100_000
 # Sessions and agents named in an incident (the counts are always complete).
@@ -77,9 +74,9 @@ def list_incidents(store: Store, *, since: str | None = None, until: str | None 
                    gap_minutes: int | None = None, limit: int | None = None) -> dict:
     """The incidents of [since, until), most severe first, then most failures, then earliest."""
     start, end = window(since, until)
-    min_sessions = MIN_SESSIONS.check(min_sessions)
-    gap = timedelta(minutes=GAP_MINUTES.check(gap_minutes))
-    limit = LIMIT.check(limit)
+    min_sessions = MIN_SESSIONS.resolve(min_sessions)
+    gap = timedelta(minutes=GAP_MINUTES.resolve(gap_minutes))
+    limit = LIMIT.resolve(limit)
     rows = store.triage.error_events(start, end, agent, MAX_ERRORS + 1)
     truncated = len(rows) > MAX_ERRORS
     groups = _group(rows[:MAX_ERRORS], gap)
@@ -97,7 +94,7 @@ def find_incident(store: Store, incident_id: str, *, since: str | None = None, u
     "overlapping": [the other incidents of 2+ sessions whose time overlaps it], "since", "until"}`;
     NotFound when no failure group of the window has that id."""
     start, end = window(since if since is not None else FIND_SINCE, until)
-    gap = timedelta(minutes=GAP_MINUTES.check(gap_minutes))
+    gap = timedelta(minutes=GAP_MINUTES.resolve(gap_minutes))
     rows = store.triage.error_events(start, end, None, MAX_ERRORS + 1)
     groups = _group(rows[:MAX_ERRORS], gap)
     views = [(_view(g), g) for g in groups]

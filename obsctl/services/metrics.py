@@ -56,7 +56,7 @@ def compute_metrics(store: Store, metrics: Iterable[str], *, since: str,
     """Several metrics over one window, running each underlying query at most once."""
     wanted = [check_metric(m) for m in metrics]
     values: dict[str, float | None] = {}
-    aggregates = None
+    aggregates: dict = {}  # read once when a metric needs them
     if any(metric != "session_count" and not metric.startswith(SCORE_METRIC_PREFIX) for metric in wanted):
         aggregates = store.metrics.event_aggregates(since, until, agent)
     for metric in dict.fromkeys(wanted):

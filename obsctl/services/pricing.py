@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from obsctl.errors import InvalidInput
@@ -50,19 +50,22 @@ class ModelPrice:
     cache_read_per_token: float | None = None
     cache_write_per_token: float | None = None
     reasoning_per_token: float | None = None
+    # rates(), every part's rate given: set once the missing parts are filled in.
+    _rates: tuple[float, float, float, float, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        for part, whole in (("cache_read_per_token", "input_per_token"),
-                            ("cache_write_per_token", "input_per_token"),
-                            ("reasoning_per_token", "output_per_token")):
-            if getattr(self, part) is None:
-                object.__setattr__(self, part, getattr(self, whole))
+        inp, out = self.input_per_token, self.output_per_token
+        read = inp if self.cache_read_per_token is None else self.cache_read_per_token
+        write = inp if self.cache_write_per_token is None else self.cache_write_per_token
+        thought = out if self.reasoning_per_token is None else self.reasoning_per_token
+        for name, value in (("cache_read_per_token", read), ("cache_write_per_token", write),
+                            ("reasoning_per_token", thought), ("_rates", (inp, read, write, out, thought))):
+            object.__setattr__(self, name, value)
 
     def rates(self) -> tuple[float, float, float, float, float]:
         """(input, cache read, cache write, output, reasoning) per token: the order of the
         placeholders of the stores' recosting SQL (store/cost_sql.SET_MODEL_COSTS)."""
-        return (self.input_per_token, self.cache_read_per_token, self.cache_write_per_token,
-                self.output_per_token, self.reasoning_per_token)
+        return self._rates
 
     def usage_cost(self, tokens_in: int | None, tokens_out: int | None, cache_read: int | None = None,
                    cache_write: int | None = None, reasoning: int | None = None) -> float:
@@ -70,9 +73,10 @@ class ModelPrice:
         the reasoning part of tokens_out at their own rates. The same arithmetic, in the same
         order, as store/cost_sql.SET_MODEL_COSTS, so a recost gives the same number."""
         read, write, thought = cache_read or 0, cache_write or 0, reasoning or 0
-        return (((tokens_in or 0) - read - write) * self.input_per_token + read * self.cache_read_per_token
-                + write * self.cache_write_per_token + ((tokens_out or 0) - thought) * self.output_per_token
-                + thought * self.reasoning_per_token)
+        inp, read_rate, write_rate, out, thought_rate = self._rates
+        return (((tokens_in or 0) - read - write) * inp + read * read_rate
+                + write * write_rate + ((tokens_out or 0) - thought) * out
+                + thought * thought_rate)
 
 
 class Pricer:
@@ -191,11 +195,13 @@ def load_overrides(path: Path) -> dict[str, ModelPrice]:
             if value is None and key not in _REQUIRED_KEYS:
                 per_token.append(None)
                 continue
-            if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+            if not isinstance(value, int | float) or type(value) is bool or not math.isfinite(value) or value < 0:
                 raise InvalidInput(f"{where}: {model!r}.{key} must be a non-negative number "
                                    f"(USD per million tokens), got {value!r}")
             per_token.append(value / _PER_MTOK)
         inp, out, read, write, thought = per_token
+        if inp is None or out is None:  # required: checked above
+            raise InvalidInput(f"{where}: {model!r} needs input_per_mtok and output_per_mtok")
         prices[model.lower()] = ModelPrice(inp, out, "override", read, write, thought)
     return prices
 

@@ -18,19 +18,16 @@ import re
 from collections.abc import Iterable
 
 from obsctl.errors import InvalidInput
-from obsctl.params import IntParam
+from obsctl.models.search import DEFAULT_MARKS, LIMIT, SORTS
 from obsctl.services.sessions.bulk_export import select_events
 from obsctl.store import Store
 
-SORTS = ("time", "rank")
-LIMIT = IntParam("limit", 1, 200, default=20, capped=True)
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 16
 MAX_MARK_CHARS = 16
 # Seconds a search's statements may take in all (docs/security.md); past them it stops with
 # QueryTimeout (HTTP 504).
 TIME_BUDGET_S = 5.0
-DEFAULT_MARKS = ("[", "]")
 
 # A quoted phrase, or a run of anything but spaces and quotes.
 _TOKEN = re.compile(r'"([^"]*)"|([^\s"]+)')
@@ -113,7 +110,7 @@ def search_events(store: Store, q: str | None, *, agent: Iterable[str] | None = 
         if type(value) is str:
             _check_no_nul(value, name)
     sort = check_sort(sort)
-    limit = LIMIT.check(limit)
+    limit = LIMIT.resolve(limit)
     start = _check_mark(mark_start, DEFAULT_MARKS[0], "mark_start")
     end = _check_mark(mark_end, DEFAULT_MARKS[1], "mark_end")
     selection = select_events(since=since, until=until, agents=agent or (),

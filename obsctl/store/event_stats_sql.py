@@ -1,5 +1,5 @@
 """The SQL of the `event_stats` rollup, one text for both stores (each store's event_stats.py
-says how it is kept): per (event_type, hour, model), the events, tokens (cache and reasoning parts included), durations
+says how it is kept), and its checks and repairs: per (event_type, hour, model), the events, tokens (cache and reasoning parts included), durations
 and costs.
 
 `cost_usd` adds up the stored costs of the events, `priced_calls` counts the events that have
@@ -8,6 +8,10 @@ price), so the analytics cost per model reads this table instead of every event.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+from obsctl.store.sql import one
 
 MEASURES = ("event_count", "tokens_in", "tokens_out", "duration_sum", "duration_count", "cost_usd",
             "priced_calls", "unpriced_calls", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning")
@@ -39,3 +43,25 @@ def of_events(where: str = "", *, add: bool = False, subtract: bool = False, ord
         sql += " ORDER BY 1, 2, 3"
     return sql + (f" {ADD}" if add or subtract else "")
 
+
+
+def is_current(conn: Any) -> bool:
+    """Whether the rollup counts exactly the stored events: its total equals event_totals',
+    and no event was added behind the ingest path (the highest id is the one it recorded).
+    Reads two small tables and the last entry of the events' primary key, at any size."""
+    counted = one(conn.execute("SELECT COALESCE(SUM(event_count), 0) FROM event_stats"))[0]
+    events, max_id = one(conn.execute("SELECT events, max_id FROM event_totals"))
+    stored_max = one(conn.execute("SELECT COALESCE(MAX(id), 0) FROM events"))[0]
+    return counted == events and max_id == stored_max
+
+
+def rebuild(conn: Any) -> None:
+    """Recompute the rollup from the events table (call inside a write transaction)."""
+    conn.execute("DELETE FROM event_stats")
+    conn.execute(of_events())
+
+
+def recount(conn: Any) -> None:
+    """Recompute event_totals from the events table (with `rebuild`, when repairing)."""
+    conn.execute("UPDATE event_totals SET (events, max_id) = "
+                 "(SELECT COUNT(*), COALESCE(MAX(id), 0) FROM events) WHERE id = 1")

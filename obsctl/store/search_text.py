@@ -160,9 +160,9 @@ def first_matches(results: Sequence[Sequence[str | None]],
         ask *= _GROWTH
     chosen: list[Window | None] = [None] * len(results)
     parts: list[tuple[int, Window]] = []
-    for n, window in enumerate(found):
-        if window is not None:
-            split = _parts(window)
+    for n, hit in enumerate(found):
+        if hit is not None:
+            split = _parts(hit)
             if len(split) == 1:  # a short one: it is its only part, and it matched
                 chosen[n] = split[0].widened()
             else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import Flask
+from flask.json.provider import DefaultJSONProvider
 from flask_cors import CORS
 
 from obsctl.config import Settings
@@ -41,7 +42,8 @@ def create_app(settings: Settings | None = None, *, serving: bool = False,
     settings = settings or Settings.from_env()
     app = ObsctlFlask("obsctl")  # Allow names only the methods of the path's own route
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
-    app.json.sort_keys = False
+    if isinstance(app.json, DefaultJSONProvider):  # always: the app keeps Flask's provider
+        app.json.sort_keys = False
     rawpath.install(app)  # before any route: ids with `/`, `%` or dots are reachable
     store = open_store(settings, mode="server", write_queue=settings.write_queue or DEFAULT_WRITE_QUEUE,
                        write_timeout=settings.write_timeout)

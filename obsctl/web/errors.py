@@ -43,7 +43,7 @@ def body_too_large_message(limit: int | None) -> str:
 
 
 def error_body(message: str, details: list | None = None) -> dict:
-    body = {"error": message}
+    body: dict = {"error": message}
     if details:
         body["details"] = details
     return body
@@ -73,8 +73,9 @@ def register_error_handlers(app: Flask) -> None:
         if status == 413:
             message = body_too_large_message(app.config.get("MAX_CONTENT_LENGTH"))
         response = json_response(error_body(message), status)
-        if status == 405 and getattr(exc, "valid_methods", None):
-            response.headers["Allow"] = ", ".join(exc.valid_methods)
+        allowed = getattr(exc, "valid_methods", None)  # a MethodNotAllowed's
+        if status == 405 and allowed:
+            response.headers["Allow"] = ", ".join(allowed)
         return response
 
     @app.errorhandler(Exception)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, overload
 
 import orjson
 from flask import Response, current_app, request
@@ -60,7 +60,13 @@ def int_arg(name: str) -> int | None:
     return int(raw)
 
 
-def bool_arg(name: str, default: bool = False) -> bool:
+@overload
+def bool_arg(name: str, default: bool = False) -> bool: ...
+@overload
+def bool_arg(name: str, default: None) -> bool | None: ...
+
+
+def bool_arg(name: str, default: bool | None = False) -> bool | None:
     raw = request.args.get(name)
     if raw is None:
         return default

@@ -27,8 +27,15 @@ def build_document() -> dict:
     paths: dict = {}
     models: list = list(BASE_MODELS)
     for module in route_modules():
-        paths.update(module.OPENAPI_PATHS)
+        paths.update(getattr(module, "OPENAPI_PATHS", {}))
         models.extend(getattr(module, "OPENAPI_MODELS", ()))
+        # The reads the module serves from its area's declarations (web/reads.py).
+        for path, item in getattr(module, "READ_PATHS", {}).items():
+            written = paths.get(path, {})
+            if written.keys() & item.keys():
+                raise RuntimeError(f"{path} is both declared as a read and written in {module.__name__}")
+            paths[path] = {**written, **item}  # a copy: the module's own paths stay as written
+        models.extend(getattr(module, "READ_MODELS", ()))
     components["schemas"] = model_schemas(models)
     paths.update(OPENAPI_PATHS)
     return {

@@ -6,6 +6,7 @@ import msgspec
 
 from obsctl.models.common import NOT_BLANK, Error  # noqa: F401  (NOT_BLANK: part of this vocabulary)
 from obsctl.models.ingest import ISO_8601  # noqa: F401  (part of this module's vocabulary)
+from obsctl.models.reads import SESSION_ID
 from obsctl.models.sessions import Event, Session, SessionDetail
 from obsctl.vocabulary import RATE_DEFINITIONS as DEFINITIONS
 
@@ -100,11 +101,8 @@ def path_param(name: str, description: str = "", example: str | None = None) -> 
 
 
 def session_id_param() -> dict:
-    # The example is a session of the bundled demo sample (examples/), which the fuzz test
-    # loads first so generated requests also reach existing sessions.
-    return path_param("session_id", "Session id, percent-encoded: `/` as %2F, `%` as %25; a session "
-                      "named like a fixed route (batch, candidates, compare) or `.`/`..` with one "
-                      "character escaped, e.g. %62atch, %2E%2E", example="research-002")
+    """A session id in a path, as declared reads state it too (models/reads.py SESSION_ID)."""
+    return path_param(SESSION_ID.name, SESSION_ID.description, example=SESSION_ID.example)
 
 
 def operation(tag: str, summary: str, *, params=None, request=None, ok=None, status: int = 200,

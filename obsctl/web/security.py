@@ -113,7 +113,7 @@ def create_limiter(app: Flask, settings: Settings) -> Limiter:
     )
     limiter.init_app(app)
     if limits is not None:  # the fixed-window strategy counts through `storage.incr`
-        limiter.limiter.storage = _CountRecordingStorage(limiter.limiter.storage)
+        limiter.limiter.storage = _CountRecordingStorage(limiter.limiter.storage)  # type: ignore[assignment]
 
     unrouted = parse_limit(limits["default"]) if limits else None
 

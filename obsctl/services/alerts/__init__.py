@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from obsctl.errors import InvalidInput, NotFound
 from obsctl.jsonutil import describe_value
-from obsctl.params import IntParam
+from obsctl.models.alerts import EVENTS_LIMIT
 from obsctl.services import webhooks
 from obsctl.services.alerts.rules import rule_view
 from obsctl.services.metrics import compute_metric_groups
@@ -24,7 +24,6 @@ from obsctl.store import Store
 from obsctl.timeutil import format_ts, normalize_ts, now, now_iso, parse_ts
 
 EQUALITY_TOLERANCE = 1e-9
-EVENTS_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
 
 
 def compare(value: float, operator: str, threshold: float) -> bool:
@@ -292,7 +291,7 @@ def _resolve(store: Store, recovered: list, at: datetime) -> None:
 def list_alert_events(store: Store, *, limit: int | None = None,
                       unacknowledged: bool = False, rule_id: str | None = None) -> dict:
     """`{"events": [...], "total": N}` newest first; limit default 50, 1-500 (more counts as 500)."""
-    limit = EVENTS_LIMIT.check(limit)
+    limit = EVENTS_LIMIT.resolve(limit)
     rows, total = store.alerts.list_alerts(limit=limit, unacknowledged=unacknowledged, rule_id=rule_id)
     return {"events": [alert_view(r) for r in rows], "total": total}
 
@@ -305,12 +304,12 @@ def acknowledge_alert(store: Store, alert_id: str, *, at: datetime | None = None
         before = store.alerts.get_alert(alert_id)
         if before is None:
             raise NotFound(f"alert {alert_id!r} not found")
-        at = format_ts(at) if at is not None else now_iso()
-        store.alerts.acknowledge_alert(alert_id, at)
-        alert = alert_view(store.alerts.get_alert(alert_id))
+        when = format_ts(at) if at is not None else now_iso()
+        store.alerts.acknowledge_alert(alert_id, when)
+        alert = alert_view(store.alerts.get_alert(alert_id) or before)  # read back in the transaction
         rule = store.alerts.get_rule(alert["rule_id"])
         if not before["acknowledged"] and before["resolved_at"] is None and rule is not None:
-            webhooks.enqueue_alert(store, webhooks.enabled_webhooks(store), alert, rule_view(rule), at,
+            webhooks.enqueue_alert(store, webhooks.enabled_webhooks(store), alert, rule_view(rule), when,
                                    event_type="alert.acknowledged")
         return alert
 

@@ -145,7 +145,9 @@ def apply_config(store: Store, settings, document: Any, *, dry_run: bool = False
     checked = webhook_service.check_urls(settings, urls_to_check(sections.get("webhooks", [])))
     unit = store.read_snapshot() if dry_run else store.transaction()
     with unit:
-        rules, webhooks, targets = [], [], []
+        rules: list[dict] = []
+        webhooks: list[dict] = []
+        targets: list[dict] = []
         unlisted_rules: dict = {}
         unlisted_hooks: dict = {}
         unlisted_targets: dict = {}

@@ -84,7 +84,7 @@ def plan_webhooks(store: Store, settings, entries: list, problems: Problems,
             problems.add_error(path, exc, WEBHOOK_FIELDS)
             continue
         url = fields.get("url", current["url"] if current else None)
-        name = webhook_service.mask_url(url)
+        name = webhook_service.mask_url(url or "")
         if current is None:
             create = {**body, "rule_ids": rules}
             plan.append({**plan_item("webhook", name, "create", path=path, id_=id_ if "webhook_id" in entry else None),

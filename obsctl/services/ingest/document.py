@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any, Protocol
 
 from obsctl.services.ingest.shape import show_field
 
@@ -23,11 +23,18 @@ class Unreadable:
     message: str
 
 
+class Reader(Protocol):
+    """What the document readers take: a binary stream's read (a file, stdin, or a wrapper
+    of either)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
 class Utf8Checked:
     """A binary reader that notes the line of the first bytes that are not UTF-8 text, as
     they go by: the JSON parser fails there but would only say "invalid bytes"."""
 
-    def __init__(self, reader: IO[bytes]):
+    def __init__(self, reader: Reader):
         self._reader = reader
         self._decoder = codecs.getincrementaldecoder("utf-8")()
         self._line = 1
@@ -49,7 +56,7 @@ _STARTS = ("start_map", "start_array")
 _ENDS = ("end_map", "end_array")
 
 
-def read_document(reader: IO[bytes]) -> Iterator[tuple[int, Any]]:
+def read_document(reader: Reader) -> Iterator[tuple[int, Any]]:
     """Stream the items of a JSON array, or of the `events` array of an object, or the one
     event a document holds."""
     import ijson

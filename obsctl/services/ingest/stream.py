@@ -37,7 +37,7 @@ class StreamSummary:
         return self.unknown_fields.warnings()
 
     def as_dict(self) -> dict:
-        data = {
+        data: dict = {
             "events": self.events,
             "stored": self.stored,
             "duplicates": self.duplicates,

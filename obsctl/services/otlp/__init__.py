@@ -92,7 +92,7 @@ def ingest_spans(store: Store, decoded: Sequence[SpanRecord | RejectedSpan], *,
     result = OtlpResult(spans=len(decoded))
     records: list[SpanRecord] = []
     for item in decoded:
-        if type(item) is RejectedSpan:
+        if isinstance(item, RejectedSpan):
             result.rejected.append((item.label, item.message))
         else:
             records.append(item)
@@ -198,9 +198,10 @@ def _inherit_agents(records: list[SpanRecord], raw: list[dict]) -> None:
             continue
         parent, seen = parents.get(event["event_id"]), 0
         while parent is not None and parent in own and seen < len(raw):
-            if own[parent] is not None:
-                if len(own[parent]) <= MAX_TEXT_LEN:
-                    event["agent_name"] = own[parent]
+            inherited = own[parent]
+            if inherited is not None:
+                if len(inherited) <= MAX_TEXT_LEN:
+                    event["agent_name"] = inherited
                 break
             parent, seen = parents.get(parent), seen + 1
 

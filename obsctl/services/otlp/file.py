@@ -19,7 +19,7 @@ import orjson
 
 from obsctl.errors import InvalidInput
 from obsctl.services.ingest import DEFAULT_MAX_FUTURE_SKEW
-from obsctl.services.ingest.document import Utf8Checked, parser_message
+from obsctl.services.ingest.document import Reader, Utf8Checked, parser_message
 from obsctl.services.ingest.source import (
     BOM,
     Unreadable,
@@ -146,7 +146,7 @@ def _decode(decode: Callable[..., list], *args) -> list | NotARequest:
         return NotARequest(exc.message)
 
 
-def _read_document(reader: IO[bytes]) -> Iterator[Part]:
+def _read_document(reader: Reader) -> Iterator[Part]:
     import ijson
 
     index = 0

@@ -145,8 +145,8 @@ def _json_record(record: dict, resource: dict, scope: str | None, where: str):
     trace_raw, span_raw = record.get("traceId"), record.get("spanId")
     trace_id = "" if trace_raw in (None, "") else (jf._json_id(trace_raw, 16) or "bad")
     span_id = "" if span_raw in (None, "") else (jf._json_id(span_raw, 8) or "bad")
-    name = record.get("eventName")
-    return _record(where, trace_id, span_id, times[0], times[1], name if type(name) is str else "",
+    event_name = record.get("eventName")
+    return _record(where, trace_id, span_id, times[0], times[1], event_name if type(event_name) is str else "",
                    attributes, jf._json_value(record.get("body"), 0), resource, scope)
 
 

@@ -103,7 +103,7 @@ def ingest_logs(store: Store, body: bytes, fmt: str, *,
     result = LogsResult(records=len(decoded))
     items: list[tuple[LogRecord, Content]] = []
     for item in decoded:
-        if type(item) is wire.RejectedSpan:
+        if isinstance(item, wire.RejectedSpan):
             result.rejected.append((item.label, item.message))
             continue
         content = content_of(item)

@@ -10,7 +10,7 @@ falling back to the resource. The session id is resolved per trace by the ingest
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from obsctl.services.otlp.attributes import split_attributes
 from obsctl.services.otlp.langchain import read_tool_message
@@ -51,7 +51,7 @@ VERCEL_LLM_SUFFIXES = (".doGenerate", ".doStream", ".doEmbed")
 VERCEL_AGENT_OPERATIONS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject",
                                      "ai.streamObject"})
 LLM, AGENT = "llm", "agent"
-ROLE_EVENT_TYPES = {TOOL: "tool_call", LLM: "llm_call", AGENT: "decision"}
+ROLE_EVENT_TYPES: dict[str | None, str] = {TOOL: "tool_call", LLM: "llm_call", AGENT: "decision"}
 # The event type of a root agent span (an agent, chain or workflow span with no parent).
 ROOT_AGENT_TYPE = "agent_run"
 SPAN_KIND_NAMES = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer",
@@ -63,7 +63,13 @@ UNCOUNTED_USAGE = "uncounted_usage"
 
 
 
-def attr(span: SpanRecord, key: str) -> Any:
+class Attributed(Protocol):
+    """A decoded span or log record: what the attribute readers below look in."""
+
+    lookup: dict  # its attributes over its resource's
+
+
+def attr(span: Attributed, key: str) -> Any:
     """An attribute of the span, falling back to the span's resource."""
     return span.lookup.get(key)
 
@@ -86,7 +92,7 @@ def _identifier(value: Any) -> str | None:
     return None
 
 
-def explicit_session(span: SpanRecord) -> str | None:
+def explicit_session(span: Attributed) -> str | None:
     """The session id the span (or its resource) names, if any."""
     get = span.lookup.get
     for key in SESSION_KEYS:
@@ -98,7 +104,7 @@ def explicit_session(span: SpanRecord) -> str | None:
     return None
 
 
-def explicit_agent(span: SpanRecord) -> str | None:
+def explicit_agent(span: Attributed) -> str | None:
     """An agent name set by the instrumentation, as opposed to the service name."""
     name = _identifier(attr(span, "gen_ai.agent.name")) or _identifier(attr(span, "agent.name"))
     if name is None and attr(span, "traceloop.span.kind") == "agent":
@@ -126,7 +132,7 @@ def session_agent(span: SpanRecord, role: str | None = None) -> str | None:
     return None
 
 
-def service_name(span: SpanRecord) -> str | None:
+def service_name(span: Attributed) -> str | None:
     return _identifier(attr(span, "service.name"))
 
 

@@ -157,7 +157,8 @@ def _pb_span(span, resource: dict, scope: str | None, position: tuple) -> SpanRe
     if len(trace_id) != 32 or len(span_id) != 16 or trace_id == _ZERO_TRACE or span_id == _ZERO_SPAN:
         r_index, s_index, index = position
         return RejectedSpan(f"resourceSpans[{r_index}].scopeSpans[{s_index}].spans[{index}]",
-                            id_problem(trace_id, 32, "trace id") or id_problem(span_id, 16, "span id"))
+                            id_problem(trace_id, 32, "trace id") or id_problem(span_id, 16, "span id")
+                            or "invalid trace or span id")
     parent = span.parent_span_id.hex()
     if not parent or parent == _ZERO_SPAN:
         parent = None  # empty, or all zero as some exporters write a root's parent
@@ -169,7 +170,7 @@ def _pb_span(span, resource: dict, scope: str | None, position: tuple) -> SpanRe
                                 f"parent span id must be 8 bytes, got {len(parent) // 2}")
     start, end = span.start_time_unix_nano, span.end_time_unix_nano
     if start == 0 or start >= MAX_UNIX_NANO or end >= MAX_UNIX_NANO:
-        return RejectedSpan(f"{trace_id}:{span_id}", time_problem(start, end))
+        return RejectedSpan(f"{trace_id}:{span_id}", time_problem(start, end) or "invalid span times")
     events = [(e.name, _pb_attributes(e.attributes)) for e in span.events] if span.events else []
     status = span.status
     return SpanRecord(trace_id, span_id, parent, span.name, span.kind, start, end,

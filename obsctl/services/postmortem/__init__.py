@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from obsctl.params import MAX_COUNT, IntParam
+from obsctl.models.postmortem import CANDIDATES_DAYS, CANDIDATES_LIMIT, CANDIDATES_MIN_ERRORS
 from obsctl.services.postmortem import factors as factors_mod
 from obsctl.services.postmortem.incident import postmortem_incident  # noqa: F401 (a use case of this area)
 from obsctl.services.postmortem.markdown import render_markdown
@@ -44,10 +44,8 @@ SEVERITIES = ("SEV-1", "SEV-2", "SEV-3", "SEV-4", "none")
 # (severity, the cost at which it starts), worst first: $5 and $1 are triage's critical and
 # warning cost thresholds.
 COST_SEVERITIES = (("SEV-2", 20.0), ("SEV-3", rules.COST_HIGH_USD), ("SEV-4", rules.COST_NOTABLE_USD))
+COST_FLOORS = (COST_SEVERITIES[0][1], COST_SEVERITIES[1][1], COST_SEVERITIES[2][1])
 
-CANDIDATES_LIMIT = IntParam("limit", 1, 100, default=20, capped=True)
-CANDIDATES_MIN_ERRORS = IntParam("min_errors", 0, MAX_COUNT, default=1)
-CANDIDATES_DAYS = IntParam("days", 1, 3650)  # no default: every session
 
 
 def severity_and_reason(status: str, error_events: int, body_events: int,
@@ -207,14 +205,14 @@ def postmortem_candidates(store: Store, *, min_errors: int | None = None,
     cost alone earns a severity: $1 or more), most severe first, then most error
     events, then newest: `{"candidates": [...], "total": N}`. `days` keeps sessions started in the last
     N days (default: all); `agent` keeps one agent's sessions."""
-    limit = CANDIDATES_LIMIT.check(limit)
-    min_errors = CANDIDATES_MIN_ERRORS.check(min_errors)
+    limit = CANDIDATES_LIMIT.resolve(limit)
+    min_errors = CANDIDATES_MIN_ERRORS.resolve(min_errors)
     days = CANDIDATES_DAYS.check(days)
     since = iso_minus(timedelta(days=days)) if days is not None else None
     rows, total = store.triage.postmortem_candidates(
         min_errors=min_errors, limit=limit, agent=agent or None, since=since,
         high_rate=round(SEV_HIGH_RATE * 100), medium_rate=round(SEV_MEDIUM_RATE * 100),
-        medium_count=SEV_MEDIUM_COUNT, cost_floors=tuple(floor for _, floor in COST_SEVERITIES))
+        medium_count=SEV_MEDIUM_COUNT, cost_floors=COST_FLOORS)
     candidates = []
     for row in rows:
         counts = SessionEventCounts(row["event_count"], row["error_count"], row["body_events"],

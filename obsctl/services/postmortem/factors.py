@@ -43,7 +43,7 @@ from obsctl.timeutil import ms_between
 
 CASCADE_WINDOW_MS = 300_000.0
 CASCADE_MAX_SUCCESSES = 3
-FIXED_LIKELIHOOD = {("anomaly", "critical"): 0.45, ("anomaly", "warning"): 0.35,
+FIXED_LIKELIHOOD: dict[tuple[str, str | None], float] = {("anomaly", "critical"): 0.45, ("anomaly", "warning"): 0.35,
                     ("drift", "warning"): 0.25, ("drift", "info"): 0.15}
 HIGH_PRIORITY, MEDIUM_PRIORITY = 0.6, 0.3
 CHANGE_LIKELIHOOD = 0.8
@@ -226,7 +226,7 @@ def _other_factors(a: SessionAnalysis) -> list[dict]:
             "action": SLOW_SUGGESTION})
     for check in a.baseline.checks:
         likelihood = FIXED_LIKELIHOOD.get((check.status, check.severity))
-        if likelihood is None:
+        if likelihood is None or check.value is None or check.median is None:
             continue
         label = METRIC_LABELS[check.name]
         factors.append({
@@ -254,7 +254,7 @@ def _fold(factors: list[dict]) -> list[dict]:
     for factor in factors:
         metric = factor["factor"].partition(":")[2] if factor["category"] in ("anomaly", "drift") else None
         host = None
-        for category in EXPLAINED_BY.get(metric, ()):
+        for category in EXPLAINED_BY.get(metric or "", ()):
             host = host or max((f for f in factors if f["category"] == category),
                                key=lambda f: f["likelihood"], default=None)
         if host is None:

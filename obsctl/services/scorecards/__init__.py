@@ -35,7 +35,7 @@ from obsctl.timeutil import format_ts, now
 
 def check_days(days: Any) -> int:
     """`days` as an integer from 1 to 365 (default 7), else InvalidInput."""
-    return DAYS.check(days)
+    return DAYS.resolve(days)
 
 
 def _window(days: int, at: datetime | None) -> tuple[datetime, str, str]:
@@ -148,13 +148,13 @@ def agent_scorecard(store: Store, settings, agent: str, fleet: FleetWindow,
     totals = fleet.totals[agent]
     if regressions is None:
         regressions = open_regressions(store, pricer, since, until, agent)
-    regressions = regressions.get(agent, [])
-    scored = score(totals, ref, regressions)
+    changes = regressions.get(agent, [])
+    scored = score(totals, ref, changes)
     card = _card(agent, totals, scored, days)
     card.update(since=since, until=until, fleet_agents=ref.agents, breakdown=scored["breakdown"],
                 trend=_trend(store, agent, fleet.start, since, until, days, ref),
                 changes=[{"change_id": c["change_id"], "changed_at": c["changed_at"], "title": c["title"],
-                          "metrics": c["metrics"]} for c in regressions])
+                          "metrics": c["metrics"]} for c in changes])
     return card
 
 

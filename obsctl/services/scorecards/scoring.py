@@ -35,6 +35,7 @@ values (the typical agent), so that one very busy agent does not set the bar for
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from obsctl.models.scorecards import DIMENSIONS
@@ -141,12 +142,13 @@ def change_parts(changes: list[dict]) -> dict[str, float | None]:
             added = after["error_event_rate"] - before["error_event_rate"]
             found["reliability"] = max(0.0, 100.0 - EVENT_ERROR_WEIGHT * added)
         for name, part in found.items():
-            if part is not None and (parts[name] is None or part < parts[name]):
+            current = parts[name]
+            if part is not None and (current is None or part < current):
                 parts[name] = part
     return parts
 
 
-def score(totals: AgentTotals, ref: FleetReference, changes: list[dict] = ()) -> dict:
+def score(totals: AgentTotals, ref: FleetReference, changes: Sequence[dict] = ()) -> dict:
     """{"overall_score", "grade", "dimensions": {name: {"score", "grade"}}, "breakdown"}.
 
     `changes`: the agent's unacknowledged regressions in the window (services/changes.py),
@@ -168,7 +170,7 @@ def score(totals: AgentTotals, ref: FleetReference, changes: list[dict] = ()) ->
         "efficiency": _mean([tokens_part, cost_part, changed["efficiency"]]),
         "throughput": _mean([volume_part, completion_rate]),
     }
-    dimensions = {}
+    dimensions: dict[str, dict] = {}
     for name in DIMENSIONS:
         reported = round(raw[name], 2)
         dimensions[name] = {"score": reported, "grade": grade_for(reported)}

@@ -6,6 +6,7 @@ from typing import Any
 
 from obsctl.errors import InvalidInput
 from obsctl.jsonutil import describe_value, loads_column
+from obsctl.models.sessions import SESSION_EVENTS_LIMIT
 from obsctl.params import MAX_COUNT, IntParam
 from obsctl.services.pricing import usd
 from obsctl.services.sessions.lookup import require_session  # noqa: F401 (re-exported)
@@ -15,8 +16,8 @@ from obsctl.vocabulary import SESSION_STATUSES
 LIMIT = IntParam("limit", 1, 200, default=50, capped=True)  # spec: "capped at 200"
 OFFSET = IntParam("offset", 0, MAX_COUNT, default=0)
 # A session's events in one answer: all of them up to this count (the spec's "all events"),
-# beyond it a page with a `next` cursor (docs/decisions.md).
-EVENTS_LIMIT = IntParam("limit", 1, 10_000, default=10_000, capped=True)
+# beyond it a page with a `next` cursor (docs/decisions.md); declared with GET /sessions/{id}.
+EVENTS_LIMIT = SESSION_EVENTS_LIMIT
 _JSON_EVENT_FIELDS = ("input_data", "output_data", "tool_call", "decision_trace", "metadata")
 
 
@@ -85,8 +86,8 @@ def list_sessions(store: Store, *, limit: int | None = None, offset: int | None 
     from obsctl.services.sessions.filters import decode_cursor, encode_cursor, session_filter
 
     selection = session_filter(**filters)
-    limit = LIMIT.check(limit)
-    offset = OFFSET.check(offset)
+    limit = LIMIT.resolve(limit)
+    offset = OFFSET.resolve(offset)
     if cursor is not None and offset:
         raise InvalidInput("give cursor or offset, not both (the cursor already says where the page starts)")
     after = decode_cursor(selection, cursor)
@@ -107,7 +108,7 @@ def get_session(store: Store, session_id: str, *, tree: bool = False, limit: int
     from obsctl.services.sessions.housekeeping import session_scores
     from obsctl.services.sessions.tree import build_tree
 
-    limit = EVENTS_LIMIT.check(limit)
+    limit = EVENTS_LIMIT.resolve(limit)
     after = decode_event_cursor(cursor)
     tags = store.sessions.session_tags([session_id]).get(session_id)
     view = session_view(require_session(store, session_id), tags)

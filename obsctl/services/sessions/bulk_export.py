@@ -19,12 +19,12 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from obsctl.errors import InvalidInput
-from obsctl.models.sessions import EventLine, EventSelection
+from obsctl.models.sessions import EventLine, EventSelection, SessionStatus
 from obsctl.services.sessions.export import ExportStream, csv_cell
 from obsctl.services.windows import optional_window
 from obsctl.store import Store
@@ -70,7 +70,7 @@ def select_events(*, since: str | None = None, until: str | None = None,
         if any(type(v) is not str or not v for v in given):
             raise InvalidInput(f"{name} must not be empty")
     return EventSelection(since=start, until=end, agents=_unique(values["agent"]),
-                          statuses=_unique(statuses), session_ids=_unique(values["session"]),
+                          statuses=cast(tuple[SessionStatus, ...], _unique(statuses)), session_ids=_unique(values["session"]),
                           event_types=_unique(values["type"]))
 
 

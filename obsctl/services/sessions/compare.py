@@ -42,7 +42,7 @@ def delta(a: float | None, b: float | None) -> dict:
 def cost_delta(a: float | None, b: float | None) -> dict:
     """B's cost relative to A's (8 decimals); both null when either has no priced call."""
     found = delta(a, b)
-    if found["absolute"] is not None:
+    if found["absolute"] is not None and a is not None and b is not None:
         found["absolute"] = round(b - a, 8)
     return found
 

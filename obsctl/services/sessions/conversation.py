@@ -114,7 +114,8 @@ def _call_text(call: Any) -> str:
 
 def _name_and_arguments(call: dict) -> tuple[str, Any]:
     """The tool's name and the arguments as given, in any of the shapes above."""
-    function = call.get("function") if isinstance(call.get("function"), dict) else call
+    inner = call.get("function")
+    function: dict = inner if isinstance(inner, dict) else call
     name = function.get("name") or call.get("toolName") or call.get("name") or "tool"
     arguments = next((function[k] for k in ("arguments", "input", "args") if k in function),
                      next((call[k] for k in ("arguments", "input", "args") if k in call), None))

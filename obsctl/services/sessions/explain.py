@@ -250,7 +250,7 @@ def _summary(summary: dict, error_numbers: list[int] | None) -> list[str]:
     errors = summary["error_count"]
     if errors and error_numbers is None:
         lines.append(f"- **Errors:** {_num(errors)}")
-    elif errors:
+    elif errors and error_numbers is not None:
         refs = ", ".join(f"#{n}" for n in error_numbers[:MAX_ERROR_REFS])
         more = f" and {len(error_numbers) - MAX_ERROR_REFS} more" if len(error_numbers) > MAX_ERROR_REFS else ""
         noun = "event" if len(error_numbers) == 1 else "events"

@@ -7,7 +7,7 @@ so every view derives them the same way.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from obsctl.jsonutil import dumps
 from obsctl.timeutil import ms_between
@@ -62,6 +62,14 @@ def main_text(data: Any) -> str | None:
             if isinstance(value, str) and value.strip():
                 return value
     return as_text(data)
+
+
+@overload
+def excerpt(text: str, limit: int = 120) -> str: ...
+@overload
+def excerpt(text: None, limit: int = 120) -> None: ...
+@overload
+def excerpt(text: str | None, limit: int = 120) -> str | None: ...
 
 
 def excerpt(text: str | None, limit: int = 120) -> str | None:

@@ -109,6 +109,7 @@ def _time_range(since: Any, from_: Any, to: Any) -> tuple[str | None, str | None
     if since is not None and from_ is not None:
         raise InvalidInput("give since (an age like 2h, or a time) or from (a time), not both")
     end = _time(to, "to") if to is not None else None
+    start: str | None
     if from_ is not None:
         start = _time(from_, "from")
     elif since is not None and type(since) is str and _AGE.fullmatch(since.strip()):
@@ -153,8 +154,9 @@ def session_filter(*, agent: Any = None, status: Any = None, model: Any = None, 
         raise TypeError(f"unknown session filters: {', '.join(sorted(unknown))}")
     if status is not None and status not in SESSION_STATUSES:
         raise InvalidInput(f"status must be one of {', '.join(SESSION_STATUSES)}; got {describe_value(status)}")
-    bounds = {name: param.check(ranges.get(name)) for name, param in RANGE_PARAMS.items()}
-    bounds.update({name: check_cost(name, ranges.get(name)) for name in COST_PARAMS})
+    counts = {name: param.check(ranges.get(name)) for name, param in RANGE_PARAMS.items()}
+    costs = {name: check_cost(name, ranges.get(name)) for name in COST_PARAMS}
+    bounds: dict[str, float | None] = {**counts, **costs}
     for name in SESSION_RANGES:
         low, high = bounds[f"min_{name}"], bounds[f"max_{name}"]
         if low is not None and high is not None and low > high:
@@ -167,7 +169,7 @@ def session_filter(*, agent: Any = None, status: Any = None, model: Any = None, 
         started_from=started_from, started_to=started_to, has_errors=_has_errors(has_errors),
         tags=tuple(check_tag_filters(tag)),
         metadata=tuple(parse_metadata_filter(v) for v in _values("metadata", metadata)),
-        sort=key, descending=descending, **bounds)
+        sort=key, descending=descending, min_cost=costs["min_cost"], max_cost=costs["max_cost"], **counts)
 
 
 def encode_cursor(selection: SessionFilter, row: dict) -> str:

@@ -75,7 +75,7 @@ def events_after(store: Store, position: str | None, selection: EventSelection =
     """The selected events stored after `position` (None: from the first event ever stored),
     oldest first, at most `limit` (default 500). Raises InvalidInput for a position this store
     did not hand out. Cheap enough to call every second: one indexed read."""
-    limit = PAGE.check(limit)
+    limit = PAGE.resolve(limit)
     rows = store.events.events_after(position, selection, limit)
     return FeedPage(_feed(rows), rows[-1][0] if rows else position)
 
@@ -84,7 +84,7 @@ def latest_events(store: Store, selection: EventSelection = EventSelection(),
                   count: int | None = None) -> FeedPage:
     """The last `count` selected events (default 10; 0 for none), oldest first, and the
     position of the last stored event: where a follow that starts now goes on from."""
-    count = LINES.check(count)
+    count = LINES.resolve(count)
     position, rows = store.events.latest_events(selection, count)
     return FeedPage(_feed(rows), position)
 
@@ -110,5 +110,5 @@ def follow_events(store: Store, selection: EventSelection = EventSelection(), *,
         page = events_after(store, position, selection)
         yield from page.events
         position = page.position
-        if len(page.events) < PAGE.default:
+        if len(page.events) < PAGE.resolve(None):
             stop.wait(poll_seconds)

@@ -25,6 +25,7 @@ background thread, `IdleSweeper`), and at the start of `alerts evaluate` and `pr
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from datetime import datetime, timedelta
@@ -67,7 +68,7 @@ def complete_idle_sessions(store: Store, idle_timeout: timedelta | None, *, at: 
             endings.append(("error" if is_error else "completed", format_ts(ended), session_id, last_event_at,
                             cutoff))
         if endings:
-            completed += store.run_write(lambda uow, endings=endings: _complete(uow, endings))
+            completed += store.run_write(functools.partial(_complete, endings=endings))
         if len(page) < page_size:
             return completed
 

@@ -33,18 +33,19 @@ def _start_ms(timestamp: str | None) -> float | None:
 
 def _parents(events: Sequence[dict]) -> list[int | None]:
     """For each event (by position), the position of its parent in the tree, or None for a root."""
-    position = {}
+    position: dict[str, int] = {}
     for i, e in enumerate(events):
         position.setdefault(e["event_id"], i)
     parent: list[int | None] = []
     for i, e in enumerate(events):
-        p = position.get(e.get("parent_id")) if e.get("parent_id") is not None else None
+        parent_id = e.get("parent_id")
+        p = position.get(parent_id) if parent_id is not None else None
         parent.append(None if p == i else p)
     # Cut cycles at their earliest event: walk up from each event, marking the walk.
     state = [0] * len(events)  # 0 new, 1 on the current walk, 2 done
     for start in range(len(events)):
         walk = []
-        cur = start
+        cur: int | None = start
         while cur is not None and state[cur] == 0:
             state[cur] = 1
             walk.append(cur)
@@ -62,7 +63,8 @@ def _parents(events: Sequence[dict]) -> list[int | None]:
         while cur is not None and depth[cur] is None:
             chain.append(cur)
             cur = parent[cur]
-        base = -1 if cur is None else depth[cur]
+        reached = None if cur is None else depth[cur]
+        base = -1 if reached is None else reached
         for node in reversed(chain):
             base += 1
             if base > MAX_DEPTH:
@@ -108,7 +110,7 @@ def build_tree(events: Sequence[dict]) -> list[dict]:
     parent = _parents(events)
     nodes = [{**e, "self_time_ms": None, "children": []} for e in events]
     starts = [_start_ms(e.get("timestamp")) for e in events]
-    roots = []
+    roots: list[dict] = []
     for i, node in enumerate(nodes):
         p = parent[i]
         (roots if p is None else nodes[p]["children"]).append(node)

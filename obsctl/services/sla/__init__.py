@@ -180,10 +180,10 @@ def sla_history(store: Store, *, agent_name: str | None = None,
     """`{"snapshots": [...], "total": N}`: snapshots of the last `hours` (168), newest first,
     optionally of one agent; at most `limit` (1000, 1-10000, more counts as 10000), `total`
     counts all."""
-    hours = HISTORY_HOURS.check(hours)
+    hours = HISTORY_HOURS.resolve(hours)
     if agent_name is not None:
         check_agent(agent_name)
-    limit = HISTORY_LIMIT.check(limit)
+    limit = HISTORY_LIMIT.resolve(limit)
     since = format_ts((at or now()) - timedelta(hours=hours))
     rows, total = store.sla.list_snapshots(since=since, agent_name=agent_name, limit=limit)
     return {"snapshots": [snapshot_view(r) for r in rows], "total": total}

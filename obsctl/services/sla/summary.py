@@ -15,6 +15,7 @@ Each entry is the latest snapshot (the result as it was checked, with `checked_a
 
 from __future__ import annotations
 
+from obsctl.models.sla import SlaAgentSummary, SlaAtRisk, SlaOffender, SlaSummary
 from obsctl.services.sla import snapshot_view
 from obsctl.store import Store
 
@@ -50,7 +51,7 @@ def _at_risk(snapshot: dict) -> bool:
     return margin <= AT_RISK_FRACTION * abs(snapshot["target_value"])
 
 
-def sla_summary(store: Store) -> dict:
+def sla_summary(store: Store) -> SlaSummary:
     """Pass rates overall and per agent, worst offenders and targets at risk (see module doc)."""
     latest = store.sla.latest_snapshots()
     counts = {"pass": 0, "fail": 0, "no_data": 0, "unchecked": 0}
@@ -72,20 +73,14 @@ def sla_summary(store: Store) -> dict:
         elif status == "pass":
             passing.append(snapshot)
 
-    offenders = [{**snapshot_view(s), "miss_percent": _percent(_relative(s))}
+    offenders = [SlaOffender(**snapshot_view(s), miss_percent=_percent(_relative(s)))
                  for s in sorted(failing, key=_offender_key)]
     risky = sorted((s for s in passing if _at_risk(s)),
                    key=lambda s: (_relative(s) or 0.0, s["agent_name"], s["metric"]))
-    at_risk = [{**snapshot_view(s), "margin_percent": _percent(_relative(s))} for s in risky]
-    return {
-        "overall_pass_rate": _pass_rate(counts["pass"], counts["fail"]),
-        "targets": len(latest),
-        "passed": counts["pass"],
-        "failed": counts["fail"],
-        "no_data": counts["no_data"],
-        "unchecked": counts["unchecked"],
-        "last_checked_at": last_checked,
-        "agents": [{**a, "pass_rate": _pass_rate(a["passed"], a["failed"])} for a in agents.values()],
-        "worst_offenders": offenders,
-        "at_risk": at_risk,
-    }
+    at_risk = [SlaAtRisk(**snapshot_view(s), margin_percent=_percent(_relative(s))) for s in risky]
+    return SlaSummary(
+        overall_pass_rate=_pass_rate(counts["pass"], counts["fail"]), targets=len(latest),
+        passed=counts["pass"], failed=counts["fail"], no_data=counts["no_data"], unchecked=counts["unchecked"],
+        last_checked_at=last_checked,
+        agents=[SlaAgentSummary(**a, pass_rate=_pass_rate(a["passed"], a["failed"])) for a in agents.values()],
+        worst_offenders=offenders, at_risk=at_risk)

@@ -24,7 +24,7 @@ an error event can only lower the score (a property test checks it).
 
 from __future__ import annotations
 
-from obsctl.params import MAX_COUNT, IntParam
+from obsctl.models.triage import BATCH_LIMIT, BATCH_MIN_EVENTS
 from obsctl.services.grades import grade_for
 from obsctl.services.triage import findings as rules
 from obsctl.services.triage.analysis import analyse_session
@@ -32,16 +32,13 @@ from obsctl.services.triage.facts import SessionAnalysis
 from obsctl.services.triage.ranking import all_findings, worst_severity
 from obsctl.store import Store
 
-BATCH_LIMIT = IntParam("limit", 1, 100, default=10, capped=True)
-BATCH_MIN_EVENTS = IntParam("min_events", 0, MAX_COUNT, default=1)
-
 ERROR_RATE_WEIGHT = 40.0
 ERROR_COUNT_POINTS, ERROR_COUNT_CAP = 2.0, 10.0
 FAILED_POINTS = 15.0
 TOOL_POINTS, TOOL_CAP, TOOL_FAILING_RATE = 5.0, 15.0, 0.5
 LOOP_CAP_EACH, LOOP_CAP = 10.0, 20.0
 SLOW_POINTS, SLOW_CAP = 2.0, 10.0
-BASELINE_POINTS = {("anomaly", "critical"): 10.0, ("anomaly", "warning"): 6.0,
+BASELINE_POINTS: dict[tuple[str, str | None], float] = {("anomaly", "critical"): 10.0, ("anomaly", "warning"): 6.0,
                    ("drift", "warning"): 4.0, ("drift", "info"): 2.0}
 BASELINE_CAP = 20.0
 COST_CAP = 20.0
@@ -147,8 +144,8 @@ def triage_batch(store: Store, *, pricer, limit: int | None = None,
     `total` counts every session matching the filters; `reports` covers the most recent
     `limit` of them.
     """
-    limit = BATCH_LIMIT.check(limit)
-    min_events = BATCH_MIN_EVENTS.check(min_events)
+    limit = BATCH_LIMIT.resolve(limit)
+    min_events = BATCH_MIN_EVENTS.resolve(min_events)
     from obsctl.services.windows import optional_window
 
     start, end = optional_window(since, until)

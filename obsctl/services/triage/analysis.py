@@ -58,22 +58,22 @@ def _tool_stats(work: list[Step]) -> dict[str, ToolStats]:
 
 def _mark_slow(work: list[Step], baseline: anomaly.Baseline) -> list[SlowKind]:
     """Mark and group slow successful events; failed events are judged as errors instead."""
-    by_kind: dict[tuple, list[Step]] = {}
+    by_kind: dict[tuple, list[tuple[Step, float]]] = {}  # kind -> (step, its duration)
     for step in work:
         if not step.is_error and step.duration_ms is not None:
-            by_kind.setdefault(step.kind_key, []).append(step)
+            by_kind.setdefault(step.kind_key, []).append((step, step.duration_ms))
     slow: list[SlowKind] = []
-    for kind, steps in by_kind.items():
-        reference = anomaly.slow_threshold(kind, baseline, [s.duration_ms for s in steps])
+    for kind, timed in by_kind.items():
+        reference = anomaly.slow_threshold(kind, baseline, [ms for _, ms in timed])
         if reference is None:
             continue
         threshold, source, mid, p95 = reference
-        hits = [s for s in steps if s.duration_ms > threshold]
-        for s in hits:
+        hits = [(s, ms) for s, ms in timed if ms > threshold]
+        for s, _ in hits:
             s.slow = True
         if hits:
             slow.append(SlowKind(kind[0], kind[1], threshold, source, mid, p95, len(hits),
-                                 max(s.duration_ms for s in hits), [s.event_id for s in hits[:SLOW_IDS]]))
+                                 max(ms for _, ms in hits), [s.event_id for s, _ in hits[:SLOW_IDS]]))
     return sort_slow(slow)
 
 

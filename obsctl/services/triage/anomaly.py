@@ -208,8 +208,8 @@ def build_baseline(store, session: dict, own_values: dict[str, float | None], pr
                 chosen, basis = before, "before_change"
         if basis == "agent":
             configs = {r.session_id: r.config for r in runs}
-            same = [r for r in rows if configs[r["session_id"]] is not None
-                    and configs[r["session_id"]].matches(own.config)]
+            same = [r for r in rows if (config := configs[r["session_id"]]) is not None
+                    and config.matches(own.config)]
             if len(same) >= MIN_BASELINE_SESSIONS and len(same) < len(rows):
                 chosen, basis = same, "configuration"
     model_tokens: dict[str, int] = {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import orjson
 
@@ -128,6 +129,17 @@ class ToolStats:
             self.p95_ms = anomaly.nearest_rank(ordered, 95)
 
 
+class LoopEnd(Protocol):
+    """The call a loop starts or ends with: a Step, or a call of a long session's stream."""
+
+    @property
+    def event_id(self) -> str: ...
+    @property
+    def timestamp(self) -> str: ...
+    @property
+    def order(self) -> tuple[str, int]: ...
+
+
 @dataclass
 class Loop:
     """A run of identical tool calls in a row: its first and last call (steps, or the calls
@@ -135,8 +147,8 @@ class Loop:
 
     tool_name: str
     tool_input: str | None
-    first: object
-    last: object
+    first: LoopEnd
+    last: LoopEnd
     count: int
     failures: int
     tool_ms: float  # the calls' durations added up

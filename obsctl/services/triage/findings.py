@@ -3,6 +3,8 @@ a title, a detail, a suggestion and its evidence. Thresholds are documented in d
 
 from __future__ import annotations
 
+from typing import Any
+
 from obsctl.services.triage.anomaly import WINDOW_DAYS
 from obsctl.services.triage.facts import SessionAnalysis
 from obsctl.services.triage.suggestions import (
@@ -148,7 +150,7 @@ def tool_findings(a: SessionAnalysis) -> list[dict]:
             severity = "warning"
         else:
             severity = "info"
-        modes = [{"fingerprint": fp, "count": n, "kind": by_fingerprint[fp].kind,
+        modes: list[dict[str, Any]] = [{"fingerprint": fp, "count": n, "kind": by_fingerprint[fp].kind,
                   "example": by_fingerprint[fp].example}
                  for fp, n in sorted(stats.failure_modes.items(), key=lambda kv: -kv[1])]
         detail = "Failure modes: " + "; ".join(f"{m['kind']} x{m['count']} ({m['example'][:80]})"
@@ -179,7 +181,7 @@ def loop_findings(a: SessionAnalysis) -> list[dict]:
         if same:
             title += " and identical outputs"
         if caused:
-            title += f", then the agent gave up ({a.errors[-1].message[:60]})"
+            title += f", then the agent gave up ({(a.errors[-1].message or '')[:60]})"
         findings.append(_finding(
             "loop", "critical" if loop.count >= LOOP_CRITICAL or caused else "warning", title,
             f"From {first.timestamp} to {last.timestamp}, {_num(tool_ms)} ms of tool time, "
@@ -223,7 +225,9 @@ def baseline_findings(a: SessionAnalysis) -> list[dict]:
     """Anomaly and drift findings, one per metric above the agent's baseline."""
     findings = []
     for check in a.baseline.checks:
-        if check.status not in ("anomaly", "drift"):
+        # An anomaly or a drift always has a value, a median and a severity.
+        if (check.status not in ("anomaly", "drift") or check.value is None or check.median is None
+                or check.severity is None):
             continue
         label = METRIC_LABELS[check.name]
         evidence = {"metric": check.name, "baseline_sessions": a.baseline.sessions, **check.view()}
@@ -278,7 +282,7 @@ def cost_findings(a: SessionAnalysis) -> list[dict]:
     """What the session cost, unpriced models, and tokens spent on failed steps."""
     findings = []
     total, ratio, level = cost_level(a)
-    if level is not None:
+    if level is not None and total is not None:
         against = f", {ratio:,.0f}x the agent's median session (${total / ratio:,.4f})" if ratio else ""
         maker = cost_maker(a, total)
         findings.append(_finding(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
@@ -71,7 +71,8 @@ class Call:
          self._tool_call, self._output_data) = row
         self.is_error = bool(is_error)
         self.duration_ms = None if duration is None else float(duration)
-        self._call = self._output_key = _UNREAD
+        self._call: Any = _UNREAD
+        self._output_key: Any = _UNREAD
         if self.tool_key is None:
             self.tool_key = call_key(self.tool_name, self.call)
 
@@ -196,15 +197,15 @@ def _beside(pool: ThreadPoolExecutor, store, work: Callable[..., T], *args) -> C
     """`work(store, *args)` started on one of `pool`'s threads, with its own connection
     (store.side_reader); call what this returns for its result. On a store without a side
     reader, the work runs on this thread when its result is asked for."""
-    def run() -> tuple[bool, T | None]:
+    def run() -> list[T]:  # the result, or nothing without a side reader
         with store.side_reader() as side:
-            return (False, None) if side is None else (True, work(side, *args))
+            return [] if side is None else [work(side, *args)]
 
     future = pool.submit(run)
 
     def result() -> T:
-        done, value = future.result()
-        return value if done else work(store, *args)
+        found = future.result()
+        return found[0] if found else work(store, *args)
     return result
 
 

@@ -30,8 +30,7 @@ from urllib.parse import urlsplit
 
 from obsctl.errors import Conflict, InvalidInput, NotFound
 from obsctl.jsonutil import describe_value, dumps, loads_column
-from obsctl.models.webhooks import DELIVERY_STATUSES, FORMATS, MAX_KEY_LEN
-from obsctl.params import IntParam
+from obsctl.models.webhooks import DELIVERIES_LIMIT, DELIVERY_STATUSES, FORMATS, MAX_KEY_LEN
 from obsctl.services.webhooks.payloads import build_payload
 from obsctl.services.webhooks.url_safety import check_destinations, parse_webhook_url
 from obsctl.store import Store
@@ -39,7 +38,6 @@ from obsctl.timeutil import now_iso
 
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = (24, 64)  # Standard Webhooks: 24 to 64 random bytes
-DELIVERIES_LIMIT = IntParam("limit", 1, 500, default=50, capped=True)
 WRITABLE = ("url", "format", "secret", "routing_key", "rule_ids", "enabled")
 MASK = "***"
 # A path segment that looks like a token (long, letters and digits): masked even when first.
@@ -314,7 +312,7 @@ def list_deliveries(store: Store, *, webhook_id: str | None = None,
                     limit: int | None = None) -> dict:
     """`{"deliveries": [...], "total": N}` newest first; limit default 50, 1-500 (more counts as 500)."""
     status = check_delivery_status(status)
-    limit = DELIVERIES_LIMIT.check(limit)
+    limit = DELIVERIES_LIMIT.resolve(limit)
     rows, total = store.webhooks.list_deliveries(webhook_id=webhook_id, status=status,
                                         alert_id=alert_id, limit=limit)
     return {"deliveries": [delivery_view(r) for r in rows], "total": total}
@@ -345,7 +343,10 @@ def retry_delivery(store: Store, settings, delivery_id: str, *, timeout: float |
         raise Conflict(f"webhook {delivery['webhook_id']} is disabled; enable it first: "
                        f"obsctl webhooks update {delivery['webhook_id']} --enable")
     with store.read_snapshot():
-        return delivery_view(store.webhooks.get_delivery(delivery_id))
+        retried = store.webhooks.get_delivery(delivery_id)
+    if retried is None:  # removed with its webhook meanwhile
+        raise NotFound(f"delivery {delivery_id!r} not found")
+    return delivery_view(retried)
 
 
 def enabled_webhooks(store: Store) -> list[dict]:

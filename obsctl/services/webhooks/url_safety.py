@@ -133,6 +133,7 @@ def parse_webhook_url(url) -> WebhookUrl:
 
 def _split_authority(authority: str) -> tuple[str, IPv4Address | IPv6Address | None, str | None]:
     """(host, ip literal or None, port text or None) of `host[:port]` or `[v6][:port]`."""
+    ip: IPv4Address | IPv6Address | None
     if authority.startswith("["):
         inside, bracket, after = authority[1:].partition("]")
         if not bracket or (after and not after.startswith(":")):
@@ -254,7 +255,7 @@ def system_resolve(host: str, port: int) -> list[str]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
     except (socket.gaierror, UnicodeError, OSError) as exc:
         raise UnresolvableHost(f"cannot resolve {host}: {exc}") from None
-    return list(dict.fromkeys(info[4][0] for info in infos))
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 def resolve_within(host: str, port: int, seconds: float, resolver: Resolver | None = None) -> list[str]:

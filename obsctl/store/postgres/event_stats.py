@@ -6,14 +6,12 @@ from __future__ import annotations
 import psycopg
 
 import obsctl.store.event_stats_sql as event_stats_sql
-from obsctl.store.sql import one
 
 # Typed arrays, one per column of event_stats_sql.COLUMNS.
 _ADD = (f"{event_stats_sql.INSERT} SELECT * FROM unnest(%s::text[], %s::int[], %s::text[], %s::bigint[], "
         f"%s::bigint[], %s::bigint[], %s::numeric[], %s::bigint[], %s::float8[], %s::bigint[], %s::bigint[], "
         f"%s::bigint[], %s::bigint[], %s::bigint[]) "
         f"{event_stats_sql.ADD}")
-_REBUILD = event_stats_sql.of_events()
 
 
 def add_totals(conn: psycopg.Connection, totals: dict[tuple, list]) -> None:
@@ -37,21 +35,7 @@ def count_inserted(conn: psycopg.Connection, inserted: int) -> None:
                  [inserted])
 
 
-def is_current(conn: psycopg.Connection) -> bool:
-    """Whether the rollup counts exactly the stored events (see the SQLite module)."""
-    counted = one(conn.execute("SELECT COALESCE(SUM(event_count), 0) FROM event_stats"))[0]
-    events, max_id = one(conn.execute("SELECT events, max_id FROM event_totals"))
-    stored_max = one(conn.execute("SELECT COALESCE(MAX(id), 0) FROM events"))[0]
-    return counted == events and max_id == stored_max
-
-
-def rebuild(conn: psycopg.Connection) -> None:
-    """Recompute the rollup from the events table (inside a write transaction)."""
-    conn.execute("DELETE FROM event_stats")
-    conn.execute(_REBUILD)
-
-
-def recount(conn: psycopg.Connection) -> None:
-    """Recompute event_totals from the events table (with `rebuild`, when repairing)."""
-    conn.execute("UPDATE event_totals SET (events, max_id) = "
-                 "(SELECT COUNT(*), COALESCE(MAX(id), 0) FROM events) WHERE id = 1")
+# The checks and repairs are one text for both stores.
+is_current = event_stats_sql.is_current
+rebuild = event_stats_sql.rebuild
+recount = event_stats_sql.recount

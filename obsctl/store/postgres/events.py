@@ -20,41 +20,23 @@ import psycopg
 
 from obsctl.errors import InvalidInput
 from obsctl.models.sessions import EventSelection
-from obsctl.store.tables import EVENT_LINE_COLUMNS
+from obsctl.store.sql import POSTGRES
+from obsctl.store.sql.events import EVENT_FROM, selection_where
 
-_FROM = (f"{', '.join('e.' + c for c in EVENT_LINE_COLUMNS)}, s.agent_name, s.status, "
-         f"s.total_tokens_in, s.total_tokens_out FROM events e JOIN sessions s ON s.session_id = e.session_id")
 # Stored by a transaction that has ended, and older than every running one.
 _SETTLED = "e.ingest_xid < pg_snapshot_xmin(pg_current_snapshot())"
 BATCH_ROWS = 2000
-
-
-def _where(selection: EventSelection) -> tuple[list[str], list]:
-    clauses: list[str] = []
-    params: list = []
-    if selection.since is not None:
-        clauses.append("e.timestamp >= %s")
-        params.append(selection.since)
-    if selection.until is not None:
-        clauses.append("e.timestamp < %s")
-        params.append(selection.until)
-    for column, values in (("s.agent_name", selection.agents), ("s.status", selection.statuses),
-                           ("e.session_id", selection.session_ids), ("e.event_type", selection.event_types)):
-        if values:
-            clauses.append(f"{column} = ANY(%s)")
-            params.append(list(values))
-    return clauses, params
 
 
 def iter_events(conn: psycopg.Connection, selection: EventSelection) -> Iterator[tuple]:
     """The selected events in time order (ties in arrival order), as tuples of
     EVENT_LINE_COLUMNS then the session's agent_name, status, total_tokens_in, total_tokens_out:
     read through a server-side cursor BATCH_ROWS at a time, in one transaction."""
-    clauses, params = _where(selection)
+    clauses, params = selection_where(POSTGRES, selection)
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     with conn.transaction(), conn.cursor(name="obsctl_export") as cursor:
         cursor.itersize = BATCH_ROWS
-        cursor.execute(f"SELECT {_FROM}{where} ORDER BY e.timestamp, e.id", params)
+        cursor.execute(f"SELECT {EVENT_FROM}{where} ORDER BY e.timestamp, e.id", params)
         yield from cursor
 
 
@@ -64,10 +46,10 @@ def events_after(conn: psycopg.Connection, position: str | None, selection: Even
     start), in arrival order; rows as iter_events'. An indexed read from the position on
     (idx_events_ingest_order)."""
     xid, event_id = _parse(position)
-    clauses, params = _where(selection)
+    clauses, params = selection_where(POSTGRES, selection)
     clauses[:0] = ["(e.ingest_xid, e.id) > (%s::xid8, %s)", _SETTLED]
     params[:0] = [xid, event_id]
-    cursor = conn.execute(f"SELECT e.ingest_xid::text, e.id, {_FROM} WHERE {' AND '.join(clauses)} "
+    cursor = conn.execute(f"SELECT e.ingest_xid::text, e.id, {EVENT_FROM} WHERE {' AND '.join(clauses)} "
                           f"ORDER BY e.ingest_xid, e.id LIMIT %s", [*params, limit])
     return [(f"{row[0]}-{row[1]}", row[2:]) for row in cursor]
 
@@ -76,20 +58,19 @@ def latest_events(conn: psycopg.Connection, selection: EventSelection,
                   count: int) -> tuple[str, list[tuple[str, tuple]]]:
     """The position of the last settled event, and the last `count` selected events up to it
     (oldest first), as events_after's."""
-    if True:
-        top = conn.execute(f"SELECT e.ingest_xid::text, e.id FROM events e WHERE {_SETTLED} "
-                           f"ORDER BY e.ingest_xid DESC, e.id DESC LIMIT 1").fetchone()
-        if top is None:
-            return "0-0", []
-        rows: list[tuple[str, tuple]] = []
-        if count:
-            clauses, params = _where(selection)
-            clauses.insert(0, "(e.ingest_xid, e.id) <= (%s::xid8, %s)")
-            params[:0] = [top[0], top[1]]
-            cursor = conn.execute(f"SELECT e.ingest_xid::text, e.id, {_FROM} WHERE {' AND '.join(clauses)} "
-                                  f"ORDER BY e.ingest_xid DESC, e.id DESC LIMIT %s", [*params, count])
-            rows = [(f"{row[0]}-{row[1]}", row[2:]) for row in cursor]
-            rows.reverse()
+    top = conn.execute(f"SELECT e.ingest_xid::text, e.id FROM events e WHERE {_SETTLED} "
+                       f"ORDER BY e.ingest_xid DESC, e.id DESC LIMIT 1").fetchone()
+    if top is None:
+        return "0-0", []
+    rows: list[tuple[str, tuple]] = []
+    if count:
+        clauses, params = selection_where(POSTGRES, selection)
+        clauses.insert(0, "(e.ingest_xid, e.id) <= (%s::xid8, %s)")
+        params[:0] = [top[0], top[1]]
+        cursor = conn.execute(f"SELECT e.ingest_xid::text, e.id, {EVENT_FROM} WHERE {' AND '.join(clauses)} "
+                              f"ORDER BY e.ingest_xid DESC, e.id DESC LIMIT %s", [*params, count])
+        rows = [(f"{row[0]}-{row[1]}", row[2:]) for row in cursor]
+        rows.reverse()
     return f"{top[0]}-{top[1]}", rows
 
 

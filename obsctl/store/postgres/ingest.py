@@ -99,7 +99,7 @@ def existing_event_ids(conn: psycopg.Connection, event_ids: Sequence[str]) -> se
 def write_batch(
     conn: psycopg.Connection,
     rows: Sequence[tuple],
-    session_deltas: Iterable[tuple],
+    session_deltas: Iterable[Sequence],
     starts: Iterable[tuple],
     ends: Iterable[tuple],
     totals: dict[tuple, list],
@@ -119,7 +119,7 @@ def write_batch(
             return claimed
     elif keys:
         conn.execute(_CLAIM_KEYS, [keys])
-    deltas = sorted(session_deltas)
+    deltas = sorted(session_deltas, key=lambda delta: delta[0])  # session id: the lock order
     if deltas:
         conn.execute(_ADD_TO_SESSIONS, [list(c) for c in zip(*deltas)])
     if rows:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import psycopg
 
+from obsctl.store.sql.sessions import SESSION_DURATION_MS as SESSION_DURATIONS
+
 # Wall-clock duration of an ended session in whole milliseconds, as SQLite's julianday
 # expression computes it (analytics.py uses the same text for the index to serve it).
-SESSION_DURATION_MS = "obsctl_duration_ms(started_at, ended_at)"
+SESSION_DURATION_MS = SESSION_DURATIONS["postgresql"]  # created as a function by m002
 # Immutable in fact: obsctl's timestamps are UTC ISO-8601 text, and the function fixes the
 # time zone it parses them in, so the index on it (m009) stays valid.
 _DURATION_FUNCTION = """

@@ -23,9 +23,9 @@ import psycopg
 from psycopg import pq
 
 from obsctl.models.sessions import EventSelection
-from obsctl.store.postgres.events import _where as selection_where
 from obsctl.store.search_text import COLUMNS, INDEXED_CHARS, budget_exceeded, first_matches
-from obsctl.store.sql import one
+from obsctl.store.sql import POSTGRES, one
+from obsctl.store.sql.events import selection_where
 
 # m022's vector: the first 100,000 characters of the four columns together (a tsvector holds
 # at most 1 MB, and an event over it would otherwise be refused at ingest).
@@ -112,7 +112,7 @@ def _page(conn: psycopg.Connection, terms: list[tuple[str, str]], selection: Eve
           sort: str, limit: int) -> list[tuple]:
     """The page's events, each with the indexed text of its four columns."""
     query, query_params = query_expression(terms)
-    clauses, params = selection_where(selection)
+    clauses, params = selection_where(POSTGRES, selection)
     where = "".join(f" AND {c}" for c in clauses)
     rank = "ts_rank(e.search_vector, q.query)" if sort == "rank" else "0"
     texts = ", ".join(f"left(e.{c}, {INDEXED_CHARS})" for c in COLUMNS)

@@ -1,5 +1,7 @@
-"""Reading sessions and their events (PostgreSQL; the same answers as
-obsctl/store/sqlite/sessions.py)."""
+"""Reading sessions and their events on PostgreSQL (the same answers as on SQLite): what the
+engines do differently (a session's events streamed, its call tree's JSON, its delete, the
+idle sweep's reads); the rest is written once for both stores in obsctl/store/sql/sessions.py
+(re-exported here for the store's repository)."""
 
 from __future__ import annotations
 
@@ -8,80 +10,11 @@ from collections.abc import Iterator
 
 import psycopg
 
-from obsctl.models.sessions import SessionFilter
-from obsctl.store import session_filter_sql
 from obsctl.store.postgres.maintenance import SUBTRACT_STATS
-from obsctl.store.postgres.schema import SESSION_DURATION_MS
-from obsctl.store.sql import one
-from obsctl.store.tables import EVENT_READ_COLUMNS, SESSION_COLUMNS, page_rows, session_events_page_query
+from obsctl.store.sql.sessions import *  # noqa: F403 (the store's repository binds these)
+from obsctl.store.tables import EVENT_READ_COLUMNS
 
-_SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
 _EVENT_SELECT = f"SELECT {', '.join(EVENT_READ_COLUMNS)} FROM events"
-
-
-DIALECT = session_filter_sql.SessionDialect(
-    mark="%s", duration=SESSION_DURATION_MS, json_path=False, row_key="session_id",
-    metadata="(metadata::jsonb ->> {key})")
-
-
-def _rows(cursor, columns) -> list[dict]:
-    return [dict(zip(columns, row)) for row in cursor]
-
-
-def list_sessions(conn: psycopg.Connection, selection: SessionFilter, *, limit: int, offset: int,
-                  after: tuple | None = None) -> tuple[list[dict], int]:
-    """The sessions `selection` matches in its order (rows with their `sort_value`), after the
-    sort key `after`, with the count of every match (store/session_filter_sql.py)."""
-    total = one(conn.execute(*session_filter_sql.count(selection, DIALECT)))[0]
-    sql, params = session_filter_sql.select(selection, DIALECT, ", ".join(SESSION_COLUMNS), after=after,
-                                            limit=limit, offset=offset)
-    return _rows(conn.execute(sql, params), (*SESSION_COLUMNS, "sort_value")), total
-
-
-def get_session(conn: psycopg.Connection, session_id: str) -> dict | None:
-    row = conn.execute(f"{_SESSION_SELECT} WHERE session_id = %s", [session_id]).fetchone()
-    return dict(zip(SESSION_COLUMNS, row)) if row else None
-
-
-def agent_names(conn: psycopg.Connection, prefix: str, limit: int) -> list[str]:
-    """The agent names starting with `prefix`, in order, read from the session_stats rollup
-    (one row per day, agent and status: small whatever the number of sessions)."""
-    cursor = conn.execute(
-        "SELECT agent_name FROM session_stats WHERE left(agent_name, %s) = %s "
-        'GROUP BY agent_name HAVING SUM(sessions) > 0 ORDER BY agent_name COLLATE "C" LIMIT %s',
-        [len(prefix), prefix, limit])
-    return [row[0] for row in cursor]
-
-
-def session_ids(conn: psycopg.Connection, prefix: str, limit: int) -> list[str]:
-    """The session ids starting with `prefix`, in order: a range of the primary key (whose
-    collation is C, so the range is exactly the ids with the prefix)."""
-    cursor = conn.execute(
-        "SELECT session_id FROM sessions WHERE session_id >= %s AND session_id < %s "
-        "ORDER BY session_id LIMIT %s", [prefix, prefix + "\U0010ffff", limit])
-    return [row[0] for row in cursor]
-
-
-# What the explain timeline shows of each event, in this order.
-TIMELINE_COLUMNS = (
-    "timestamp", "event_type", "model", "tokens_in", "tokens_out", "duration_ms", "input_data",
-    "output_data", "tool_call", "decision_trace", "is_error",
-)
-_TIMELINE_SELECT = (f"SELECT {', '.join(TIMELINE_COLUMNS)} FROM events WHERE session_id = %s "
-                    f"ORDER BY timestamp, id")
-
-
-def session_timeline_rows(conn: psycopg.Connection, session_id: str, limit: int | None = None, *,
-                          last: bool = False) -> list[tuple]:
-    """A session's events in the order of iter_session_events, as TIMELINE_COLUMNS tuples;
-    with `limit`, the first (or `last`) that many."""
-    if limit is None:
-        return conn.execute(_TIMELINE_SELECT, [session_id]).fetchall()
-    order = "timestamp DESC, id DESC" if last else "timestamp, id"
-    rows = conn.execute(_TIMELINE_SELECT.replace("timestamp, id", order) + " LIMIT %s", [session_id, limit]).fetchall()
-    return rows[::-1] if last else rows
-
-
 _TREE_SELECT = ("SELECT event_id, parent_id, timestamp, event_type, model, tool_call, duration_ms, is_error, "
                 "CASE WHEN metadata LIKE '%%\"span_name\"%%' THEN metadata::jsonb ->> 'span_name' END, "
                 "COALESCE(output_data LIKE '%%\"child_error\":%%', false) "
@@ -116,14 +49,7 @@ def iter_session_events(conn: psycopg.Connection, session_id: str) -> Iterator[d
         yield dict(zip(EVENT_READ_COLUMNS, row))
 
 
-def session_events_page(conn: psycopg.Connection, session_id: str, after: tuple[str, int] | None,
-                        limit: int) -> list[tuple[int, dict]]:
-    """Up to `limit` of a session's events in the order of iter_session_events, after the
-    (timestamp, id) `after` (None: from the first), each with its id (a page's position)."""
-    return page_rows(conn.execute(*session_events_page_query("%s", session_id, after, limit)))
-
-
-# ---- housekeeping: delete, tags, scores (the same answers as the SQLite module) ----
+# ---- housekeeping ----
 
 def delete_session(conn: psycopg.Connection, session_id: str) -> int | None:
     """Delete a session, its events (and their ids in event_keys), tags, scores and trace links
@@ -139,55 +65,6 @@ def delete_session(conn: psycopg.Connection, session_id: str) -> int | None:
     conn.execute("DELETE FROM otlp_trace_sessions WHERE session_id = %s", [session_id])
     conn.execute("DELETE FROM sessions WHERE session_id = %s", [session_id])
     return events
-
-
-def session_tags(conn: psycopg.Connection, session_ids: list[str]) -> dict[str, dict[str, str]]:
-    """{session_id: {key: value}} for those of `session_ids` that have tags, keys sorted."""
-    found: dict[str, dict[str, str]] = {}
-    if not session_ids:
-        return found
-    cursor = conn.execute("SELECT session_id, key, value FROM session_tags WHERE session_id = ANY(%s) "
-                          "ORDER BY session_id, key", [list(session_ids)])
-    for session_id, key, value in cursor:
-        found.setdefault(session_id, {})[key] = value
-    return found
-
-
-def set_tags(conn: psycopg.Connection, rows: list[tuple[str, str, str]]) -> None:
-    """Set (session_id, key, value) tags; a key already set takes the new value."""
-    if not rows:
-        return
-    with conn.cursor() as cursor:
-        cursor.executemany("INSERT INTO session_tags (session_id, key, value) VALUES (%s, %s, %s) "
-                           "ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value",
-                           sorted(rows))
-
-
-def remove_tags(conn: psycopg.Connection, session_id: str, keys: list[str]) -> None:
-    """Remove these tag keys from a session (keys it does not have are ignored)."""
-    conn.execute("DELETE FROM session_tags WHERE session_id = %s AND key = ANY(%s)", [session_id, list(keys)])
-
-
-SCORE_COLUMNS = ("score_id", "session_id", "name", "value", "comment", "created_at")
-
-
-def insert_score(conn: psycopg.Connection, score: dict) -> None:
-    conn.execute(f"INSERT INTO session_scores ({', '.join(SCORE_COLUMNS)}) VALUES (%s, %s, %s, %s, %s, %s)",
-                 [score[c] for c in SCORE_COLUMNS])
-
-
-def insert_scores_once(conn: psycopg.Connection, scores: list[dict]) -> None:
-    """Insert scores whose ids may already be stored (a retried export): those are kept as they are."""
-    with conn.cursor() as cur:
-        cur.executemany(f"INSERT INTO session_scores ({', '.join(SCORE_COLUMNS)}) VALUES (%s, %s, %s, %s, %s, %s) "
-                        f"ON CONFLICT (score_id) DO NOTHING", [[s[c] for c in SCORE_COLUMNS] for s in scores])
-
-
-def session_scores(conn: psycopg.Connection, session_id: str) -> list[dict]:
-    """A session's scores, oldest first."""
-    cursor = conn.execute(f"SELECT {', '.join(SCORE_COLUMNS)} FROM session_scores WHERE session_id = %s "
-                          f"ORDER BY created_at, score_id", [session_id])
-    return _rows(cursor, SCORE_COLUMNS)
 
 
 # --- The idle sweep (services/sessions/lifecycle.py) ---------------------------------------------
@@ -221,15 +98,3 @@ def latest_roots(conn: psycopg.Connection, session_ids: list[str]) -> dict[str, 
         [list(session_ids)]).fetchall()
     return {sid: (ts, float(duration) if duration is not None else None, is_error)
             for sid, ts, duration, is_error in rows}
-
-
-def complete_idle(conn: psycopg.Connection, endings: list[tuple]) -> int:
-    """Complete sessions the sweep found idle (see the SQLite module); returns how many."""
-    completed = 0
-    with conn.cursor() as cur:
-        for ending in sorted(endings, key=lambda e: e[2]):
-            cur.execute("UPDATE sessions SET status = %s, ended_at = %s, idle_ended = 1 "
-                        "WHERE session_id = %s AND status = 'active' AND last_event_at = %s "
-                        "AND COALESCE(last_seen_at, '') < %s", ending)
-            completed += cur.rowcount
-    return completed

@@ -33,7 +33,7 @@ class IngestRepository(Protocol):
     def write_batch(
         self,
         rows: Sequence[tuple],
-        session_deltas: Iterable[tuple],
+        session_deltas: Iterable[Sequence],
         starts: Iterable[tuple],
         ends: Iterable[tuple],
         totals: dict[tuple, list],

@@ -24,6 +24,12 @@ class SessionsRepository(Protocol):
     def agent_names(self, prefix: str, limit: int) -> list[str]:
         """Up to `limit` agent names starting with `prefix`, in code point order (cheap: a rollup)."""
 
+    def agent_totals(self, since_day: str, limit: int) -> tuple[list[tuple], int]:
+        """Up to `limit` agents with sessions started on `since_day` (YYYY-MM-DD) or later, most
+        sessions first, and how many there are: (agent_name, sessions, active, completed, error,
+        event_count, tokens_in, tokens_out, ended, duration_sum, first_day, last_day,
+        last_event_at) each, from the session_stats rollup."""
+
     def session_ids(self, prefix: str, limit: int) -> list[str]:
         """Up to `limit` session ids starting with `prefix`, in code point order (an index range)."""
 

@@ -19,6 +19,7 @@ from obsctl.store.analytics_sql import HOURLY as _HOURLY
 from obsctl.store.analytics_sql import OVERVIEW as _OVERVIEW
 from obsctl.store.analytics_sql import OVERVIEW_COLUMNS
 from obsctl.store.analytics_sql import STARTS as _STARTS
+from obsctl.store.sql.sessions import SESSION_DURATION_MS
 from obsctl.store.sqlite import event_stats
 from obsctl.store.sqlite.db import (
     is_readonly,
@@ -28,12 +29,7 @@ from obsctl.store.sqlite.db import (
 
 # Wall-clock duration of an ended session in whole milliseconds (timestamps carry ms). The
 # text must equal the expression of idx_sessions_duration (schema.py m009) for SQLite to use it.
-_SESSION_DURATION_MS = (
-    "MAX(0, CAST(ROUND((julianday(ended_at) - julianday(started_at)) * 86400000.0) AS INTEGER))"
-)
-SESSION_DURATION_MS = _SESSION_DURATION_MS  # the session list sorts by it (sessions.py)
-
-
+_SESSION_DURATION_MS = SESSION_DURATION_MS["sqlite"]
 _DURATIONS = analytics_sql.durations(_SESSION_DURATION_MS)
 _TOP_AGENTS = analytics_sql.TOP_AGENTS.format(m="?")
 _SESSIONS_BY_DAY = analytics_sql.SESSIONS_BY_DAY.format(m="?")

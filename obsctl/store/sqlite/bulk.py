@@ -53,7 +53,7 @@ def execute_rows(conn: sqlite3.Connection, head: str, row: str, rows: Sequence[S
     `(?, 'active', ?)`); tail: an `ON CONFLICT ...` clause, `) AS v WHERE ...`, or "".
     """
     if not rows:
-        return
+        return 0
     # The connection's limit on bound variables per statement (999 before SQLite 3.32).
     limit = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
     step = max(1, min(ROWS_PER_STATEMENT, limit // row.count("?")))

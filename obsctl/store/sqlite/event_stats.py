@@ -30,7 +30,6 @@ CREATE TABLE event_stats (
 ) WITHOUT ROWID
 """
 
-_REBUILD = event_stats_sql.of_events()
 
 
 def add_totals(conn: sqlite3.Connection, totals: dict[tuple, list]) -> None:
@@ -49,22 +48,7 @@ def count_inserted(conn: sqlite3.Connection, inserted: int) -> None:
                  "WHERE id = 1", [inserted])
 
 
-def is_current(conn: sqlite3.Connection) -> bool:
-    """Whether the rollup counts exactly the stored events: its total equals event_totals',
-    and no event was added behind the ingest path (the highest id is the one it recorded).
-    Reads two small tables and the last entry of the events' primary key, at any size."""
-    counted = conn.execute("SELECT COALESCE(SUM(event_count), 0) FROM event_stats").fetchone()[0]
-    events, max_id = conn.execute("SELECT events, max_id FROM event_totals").fetchone()
-    return counted == events and max_id == conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
-
-
-def rebuild(conn: sqlite3.Connection) -> None:
-    """Recompute the rollup from the events table (call inside a write transaction)."""
-    conn.execute("DELETE FROM event_stats")
-    conn.execute(_REBUILD)
-
-
-def recount(conn: sqlite3.Connection) -> None:
-    """Recompute event_totals from the events table (with `rebuild`, when repairing)."""
-    conn.execute("UPDATE event_totals SET (events, max_id) = "
-                 "(SELECT COUNT(*), COALESCE(MAX(id), 0) FROM events) WHERE id = 1")
+# The checks and repairs are one text for both stores.
+is_current = event_stats_sql.is_current
+rebuild = event_stats_sql.rebuild
+recount = event_stats_sql.recount

@@ -14,37 +14,17 @@ import sqlite_utils
 
 from obsctl.errors import InvalidInput
 from obsctl.models.sessions import EventSelection
-from obsctl.store.tables import EVENT_LINE_COLUMNS
-
-# The columns of an event line, then its session's agent, status and token totals.
-_FROM = (f"{', '.join('e.' + c for c in EVENT_LINE_COLUMNS)}, s.agent_name, s.status, "
-         f"s.total_tokens_in, s.total_tokens_out FROM events e JOIN sessions s ON s.session_id = e.session_id")
-
-
-def _where(selection: EventSelection) -> tuple[list[str], list]:
-    clauses: list[str] = []
-    params: list = []
-    if selection.since is not None:
-        clauses.append("e.timestamp >= ?")
-        params.append(selection.since)
-    if selection.until is not None:
-        clauses.append("e.timestamp < ?")
-        params.append(selection.until)
-    for column, values in (("s.agent_name", selection.agents), ("s.status", selection.statuses),
-                           ("e.session_id", selection.session_ids), ("e.event_type", selection.event_types)):
-        if values:
-            clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
-            params.extend(values)
-    return clauses, params
+from obsctl.store.sql import SQLITE
+from obsctl.store.sql.events import EVENT_FROM, selection_where
 
 
 def iter_events(db: sqlite_utils.Database, selection: EventSelection) -> Iterator[tuple]:
     """The selected events in time order (ties in arrival order), streamed from one cursor
     (one read transaction: the export sees one state of the database), as tuples of
     EVENT_LINE_COLUMNS then the session's agent_name, status, total_tokens_in, total_tokens_out."""
-    clauses, params = _where(selection)
+    clauses, params = selection_where(SQLITE, selection)
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    cursor = db.conn.execute(f"SELECT {_FROM}{where} ORDER BY e.timestamp, e.id", params)
+    cursor = db.conn.execute(f"SELECT {EVENT_FROM}{where} ORDER BY e.timestamp, e.id", params)
     while rows := cursor.fetchmany(1000):
         yield from rows
 
@@ -53,10 +33,10 @@ def events_after(db: sqlite_utils.Database, position: str | None, selection: Eve
                  limit: int) -> list[tuple[str, tuple]]:
     """(position, row) of the first `limit` selected events stored after `position` (None: the
     start), in arrival order; rows as iter_events'. An indexed read from the position on."""
-    clauses, params = _where(selection)
+    clauses, params = selection_where(SQLITE, selection)
     clauses.insert(0, "e.id > ?")
     params.insert(0, _parse(position))
-    cursor = db.conn.execute(f"SELECT e.id, {_FROM} WHERE {' AND '.join(clauses)} "
+    cursor = db.conn.execute(f"SELECT e.id, {EVENT_FROM} WHERE {' AND '.join(clauses)} "
                              f"ORDER BY e.id LIMIT ?", [*params, limit])
     return [(str(row[0]), row[1:]) for row in cursor]
 
@@ -68,10 +48,10 @@ def latest_events(db: sqlite_utils.Database, selection: EventSelection,
     top = db.conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
     rows: list[tuple[str, tuple]] = []
     if count:
-        clauses, params = _where(selection)
+        clauses, params = selection_where(SQLITE, selection)
         clauses.insert(0, "e.id <= ?")
         params.insert(0, top)
-        cursor = db.conn.execute(f"SELECT e.id, {_FROM} WHERE {' AND '.join(clauses)} "
+        cursor = db.conn.execute(f"SELECT e.id, {EVENT_FROM} WHERE {' AND '.join(clauses)} "
                                  f"ORDER BY e.id DESC LIMIT ?", [*params, count])
         rows = [(str(row[0]), row[1:]) for row in cursor]
         rows.reverse()

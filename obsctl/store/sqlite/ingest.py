@@ -97,7 +97,7 @@ def existing_event_ids(db: sqlite_utils.Database, event_ids: Sequence[str]) -> s
 def write_batch(
     db: sqlite_utils.Database,
     rows: Sequence[tuple],
-    session_deltas: Iterable[tuple],
+    session_deltas: Iterable[Sequence],
     starts: Iterable[tuple],
     ends: Iterable[tuple],
     totals: dict[tuple, list],

@@ -291,7 +291,7 @@ def _snippets(conn: sqlite3.Connection, terms: list[tuple[str, str]], keys: list
             [MARK_START, MARK_END, ELLIPSIS, any_term]))
     # A widened window holds the one that matched, so it matches too; all but where a word
     # was cut in two at the window's edge (no place between words near), and it no longer does.
-    return [(COLUMNS[w.field], _framed(snippets[n], w)) if n in snippets else (None, None)
+    return [(COLUMNS[w.field], _framed(snippets[n], w)) if w is not None and n in snippets else (None, None)
             for n, w in enumerate(chosen)]
 
 

@@ -61,6 +61,12 @@ class _Write:
         self.started = threading.Event()
         self.finished = threading.Event()
 
+    def perform(self, db: Any) -> Any:
+        """Run the write's work on the writer's connection (a turn has none to run)."""
+        if self.work is None:
+            raise RuntimeError("a turn has no work to run")
+        return self.work(db)
+
 
 class WriteQueue:
     """A writer thread for the database at `path` (started on first use)."""
@@ -221,7 +227,7 @@ class WriteQueue:
         for write in running:
             try:
                 with db.atomic():
-                    write.result = write.work(db)
+                    write.result = write.perform(db)
                 succeeded.append(write)
             except ObsctlError as exc:
                 write.error = exc
@@ -271,7 +277,7 @@ class WriteQueue:
                     return
         try:
             with db.atomic():
-                write.result = write.work(db)
+                write.result = write.perform(db)
             conn.execute("COMMIT")
             self.commits += 1
         except Exception as exc:

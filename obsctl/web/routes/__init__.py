@@ -1,7 +1,9 @@
 """The HTTP API's route modules, one per area: the registry `create_app` and the OpenAPI document read.
 
-Each module exposes `blueprint`, `RATE_GROUP` and `OPENAPI_PATHS` (and optionally
-`OPENAPI_MODELS`, the declared models its bodies name, and `start_background(app)`).
+Each module exposes `blueprint` and `RATE_GROUP`, and documents its routes with
+`OPENAPI_PATHS` and `OPENAPI_MODELS` (the declared models its bodies name) for the routes it
+writes, and `READ_PATHS` and `READ_MODELS` for the reads its area declares (web/reads.py:
+`serve_reads`); optionally `start_background(app)`.
 """
 
 from __future__ import annotations

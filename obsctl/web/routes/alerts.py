@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app
 
+import obsctl.models.alerts as models
 from obsctl.errors import InvalidInput
 from obsctl.models.alerts import (
     AlertEvent,
-    AlertEventList,
     AlertMetricList,
     AlertRule,
     AlertRuleDeleted,
     AlertRuleInput,
-    AlertRuleList,
     AlertRuleUpdate,
     EvaluationResult,
 )
@@ -22,39 +21,30 @@ from obsctl.web.http import (
     bool_arg,
     get_settings,
     get_store,
-    int_arg,
     json_body,
     json_response,
     str_arg,
 )
 from obsctl.web.openapi_util import (
     error_responses,
-    int_query_param,
     json_content,
     operation,
     path_param,
     query_param,
     ref,
 )
+from obsctl.web.reads import serve_reads
 from obsctl.web.routes.webhooks import SENDER_KEY
 
 blueprint = Blueprint("alerts", __name__)
 RATE_GROUP = "alerts"
 
+# GET /alerts/rules, /alerts/rules/{rule_id} and /alerts/events, declared in models/alerts.py.
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 
 @blueprint.post("/alerts/rules")
 def create_rule():
     return json_response(alert_rules.create_rule(get_store(), json_body()), 201)
-
-
-@blueprint.get("/alerts/rules")
-def list_rules():
-    return json_response(alert_rules.list_rules(get_store()))
-
-
-@blueprint.get("/alerts/rules/<rule_id>")
-def get_rule(rule_id: str):
-    return json_response(alert_rules.get_rule(get_store(), rule_id))
 
 
 @blueprint.put("/alerts/rules/<rule_id>")
@@ -93,16 +83,6 @@ def send_deliveries(store, settings) -> None:
         deliver_due(store, settings)
 
 
-@blueprint.get("/alerts/events")
-def list_events():
-    return json_response(alerts.list_alert_events(
-        get_store(),
-        limit=int_arg("limit"),
-        unacknowledged=bool_arg("unacknowledged"),
-        rule_id=str_arg("rule_id"),
-    ))
-
-
 @blueprint.put("/alerts/events/<path:alert_id>/acknowledge")
 def acknowledge(alert_id: str):
     # The first acknowledgement queues alert.acknowledged deliveries (PagerDuty's acknowledge).
@@ -116,8 +96,8 @@ def list_metrics():
     return json_response(alert_rules.list_metrics())
 
 
-OPENAPI_MODELS = (AlertRuleInput, AlertRuleUpdate, AlertRule, AlertRuleList, AlertRuleDeleted,
-                  AlertEvent, AlertEventList, EvaluationResult, AlertMetricList)
+OPENAPI_MODELS = (AlertRuleInput, AlertRuleUpdate, AlertRule, AlertRuleDeleted,
+                  AlertEvent, EvaluationResult, AlertMetricList)
 
 _RULE_ID = path_param("rule_id", "Alert rule id")
 
@@ -126,12 +106,8 @@ OPENAPI_PATHS = {
         "post": operation("alerts", "Create an alert rule", request=json_content(ref(AlertRuleInput)),
                           status=201, ok=json_content(ref(AlertRule), "Created"),
                           errors=error_responses(400)),
-        "get": operation("alerts", "All alert rules, enabled or not, in creation order",
-                         ok=json_content(ref(AlertRuleList))),
     },
     "/alerts/rules/{rule_id}": {
-        "get": operation("alerts", "One alert rule", params=[_RULE_ID],
-                         ok=json_content(ref(AlertRule)), errors=error_responses(404)),
         "put": operation("alerts", "Update some fields of an alert rule", params=[_RULE_ID],
                          request=json_content(ref(AlertRuleUpdate)), ok=json_content(ref(AlertRule)),
                          errors=error_responses(400, 404)),
@@ -151,17 +127,6 @@ OPENAPI_PATHS = {
             ],
             ok=json_content(ref(EvaluationResult)),
             errors=error_responses(400)),
-    },
-    "/alerts/events": {
-        "get": operation(
-            "alerts", "Fired alerts, newest first",
-            params=[
-                int_query_param(alerts.EVENTS_LIMIT, "Alerts to return"),
-                query_param("unacknowledged", {"type": "boolean", "default": False},
-                            "true = only alerts not yet acknowledged"),
-                query_param("rule_id", {"type": "string"}, "Only this rule's alerts"),
-            ],
-            ok=json_content(ref(AlertEventList)), errors=error_responses(400)),
     },
     "/alerts/events/{alert_id}/acknowledge": {
         "put": operation(

@@ -5,30 +5,25 @@ from __future__ import annotations
 
 from flask import Blueprint, request
 
+import obsctl.models.changes as models
 from obsctl.errors import InvalidInput
-from obsctl.models.changes import Change, ChangeAck, ChangeList
+from obsctl.models.changes import Change, ChangeAck
 from obsctl.services import changes as service
 from obsctl.services.pricing import pricer_for
-from obsctl.web.http import get_settings, get_store, int_arg, json_body, json_response, str_arg
+from obsctl.web.http import get_settings, get_store, json_body, json_response
 from obsctl.web.openapi_util import (
     error_responses,
-    int_query_param,
     json_content,
     operation,
     path_param,
-    query_param,
     ref,
 )
+from obsctl.web.reads import serve_reads
 
 blueprint = Blueprint("changes", __name__)
 RATE_GROUP = "changes"
-
-
-@blueprint.get("/changes")
-def list_changes():
-    return json_response(service.list_changes(
-        get_store(), pricer=pricer_for(get_settings()), since=str_arg("since"),
-        until=str_arg("until"), agent=str_arg("agent"), limit=int_arg("limit")))
+# GET /changes, declared in models/changes.py.
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 
 
 @blueprint.put("/changes/<path:change_id>/acknowledge")
@@ -45,25 +40,9 @@ def acknowledge(change_id: str):
                                                     pricer=pricer_for(get_settings()), note=note))
 
 
-OPENAPI_MODELS = (ChangeList, Change, ChangeAck)
+OPENAPI_MODELS = (Change, ChangeAck)
 
 OPENAPI_PATHS = {
-    "/changes": {
-        "get": operation(
-            "changes",
-            "Changes of agents' configurations (model, release) and what they did to LLM latency, "
-            "cost and errors; unacknowledged regressions first",
-            params=[
-                query_param("since", {"type": "string"},
-                            "An age before until (30m, 24h, 7d, 2w) or an ISO 8601 time; default 7d"),
-                query_param("until", {"type": "string"}, "ISO 8601; default now"),
-                query_param("agent", {"type": "string"}, "Only this agent's changes"),
-                int_query_param(service.LIMIT, "Changes to return"),
-            ],
-            ok=json_content(ref(ChangeList)),
-            errors=error_responses(400),
-        ),
-    },
     "/changes/{change_id}/acknowledge": {
         "put": operation(
             "changes",

@@ -4,42 +4,24 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from obsctl.models.postmortem import IncidentPostmortem, PostmortemCandidates, PostmortemReport
-from obsctl.services import incidents
+import obsctl.models.postmortem as models
+from obsctl.models.postmortem import PostmortemReport
 from obsctl.services import postmortem as service
 from obsctl.services.pricing import pricer_for
-from obsctl.web.http import get_settings, get_store, int_arg, json_response, str_arg
+from obsctl.web.http import get_settings, get_store, json_response
 from obsctl.web.openapi_util import (
     error_responses,
-    int_query_param,
     json_content,
     operation,
-    path_param,
-    query_param,
     ref,
     session_id_param,
 )
+from obsctl.web.reads import serve_reads
 
 blueprint = Blueprint("postmortem", __name__)
 RATE_GROUP = "postmortem"
-
-
-@blueprint.get("/postmortem/candidates")
-def candidates():
-    return json_response(service.postmortem_candidates(
-        get_store(),
-        min_errors=int_arg("min_errors"),
-        limit=int_arg("limit"),
-        agent=str_arg("agent"),
-        days=int_arg("days"),
-    ))
-
-
-@blueprint.get("/postmortem/incidents/<path:incident_id>")
-def incident_postmortem(incident_id: str):
-    return json_response(service.postmortem_incident(
-        get_store(), incident_id, pricer=pricer_for(get_settings()), since=str_arg("since"),
-        until=str_arg("until"), gap_minutes=int_arg("gap_minutes")))
+# GET /postmortem/candidates and /postmortem/incidents/{incident_id}, declared in models/postmortem.py.
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 
 
 @blueprint.post("/postmortem/<path:session_id>")
@@ -48,42 +30,9 @@ def postmortem(session_id: str):
     return json_response(service.postmortem_session(get_store(), session_id, pricer=pricer_for(get_settings())))
 
 
-OPENAPI_MODELS = (PostmortemCandidates, PostmortemReport, IncidentPostmortem)
+OPENAPI_MODELS = (PostmortemReport,)
 
 OPENAPI_PATHS = {
-    "/postmortem/candidates": {
-        "get": operation(
-            "postmortem",
-            "Sessions worth a postmortem: most severe first, then most errors, then newest",
-            params=[
-                int_query_param(service.CANDIDATES_MIN_ERRORS,
-                                "Only sessions with at least this many errors"),
-                int_query_param(service.CANDIDATES_LIMIT, "Candidates to return"),
-                query_param("agent", {"type": "string"}, "Only this agent's sessions"),
-                int_query_param(service.CANDIDATES_DAYS,
-                                "Only sessions started in the last N days; default: all"),
-            ],
-            ok=json_content(ref(PostmortemCandidates)),
-            errors=error_responses(400),
-        )
-    },
-    "/postmortem/incidents/{incident_id}": {
-        "get": operation(
-            "postmortem",
-            "The postmortem of an incident (GET /incidents): impact, timeline, root cause, overlapping "
-            "incidents, recommendations",
-            params=[
-                path_param("incident_id", "inc-..., as GET /incidents lists it"),
-                query_param("since", {"type": "string"},
-                            "An age before until (30m, 24h, 7d, 2w) or an ISO 8601 time holding the "
-                            "incident's start; default 7d"),
-                query_param("until", {"type": "string"}, "ISO 8601; default now"),
-                int_query_param(incidents.GAP_MINUTES, "The gap the incident was listed with"),
-            ],
-            ok=json_content(ref(IncidentPostmortem)),
-            errors=error_responses(400, 404),
-        )
-    },
     "/postmortem/{session_id}": {
         "post": operation(
             "postmortem",

@@ -4,18 +4,14 @@ The explain and export routes take any session id, including ids with `/` (path 
 `POST /sessions/compare` is a fixed route and cannot clash with `GET /sessions/<id>`.
 """
 
+from collections.abc import Iterable
+
 from flask import Blueprint, Response, request
 
-from obsctl.models.sessions import (
-    CompareRequest,
-    EventLine,
-    SessionComparison,
-    SessionExplanation,
-    SessionExport,
-)
+from obsctl.models.compare import CompareRequest, SessionComparison
+from obsctl.models.sessions import EventLine, SessionExport
 from obsctl.services.sessions.bulk_export import FORMATS, MEDIA_TYPES, export_events, select_events
 from obsctl.services.sessions.compare import compare_sessions, parse_compare_body
-from obsctl.services.sessions.explain import explain_session
 from obsctl.services.sessions.export import export_session
 from obsctl.web.http import get_store, json_body, json_response
 from obsctl.web.openapi_util import (
@@ -35,20 +31,15 @@ RATE_GROUP = "sessions"
 BUFFERED_EXPORT_EVENTS = 500
 
 
-@blueprint.get("/sessions/<path:session_id>/explain")
-def explain(session_id: str):
-    return json_response(explain_session(get_store(), session_id))
-
-
 @blueprint.get("/sessions/<path:session_id>/export")
 def export(session_id: str):
     stream = export_session(get_store(), session_id, request.args.get("format", "json"))
     headers = {}
     if stream.format == "csv":
         headers["Content-Disposition"] = f'attachment; filename="{stream.filename}"'
-    body = stream.chunks
+    body: Iterable[bytes] | bytes = stream.chunks
     if stream.event_count <= BUFFERED_EXPORT_EVENTS:
-        body = b"".join(body)
+        body = b"".join(stream.chunks)
     # Otherwise a generator body: waitress sends it chunked as the events are read.
     return Response(body, content_type=stream.media_type, headers=headers)
 
@@ -66,7 +57,7 @@ def selection_args():
     args = request.args
     return select_events(since=args.get("since"), until=args.get("until"), agents=args.getlist("agent"),
                          statuses=args.getlist("status"), session_ids=args.getlist("session"),
-                         event_types=args.getlist("type"))
+                         event_types=args.getlist("event_type") + args.getlist("type"))
 
 
 def selection_params() -> list[dict]:
@@ -80,7 +71,8 @@ def selection_params() -> list[dict]:
         query_param("status", {"type": "array", "items": {"type": "string", "enum": ["active", "completed", "error"]}},
                     "Sessions with this status (repeat for several)"),
         query_param("session", many, "This session (repeat for several)"),
-        query_param("type", many, "Events of this event_type (repeat for several)"),
+        query_param("event_type", many, "Events of this type (repeat for several)"),
+        {**query_param("type", many, "The older name of event_type"), "deprecated": True},
     ]
 
 
@@ -90,18 +82,9 @@ def compare():
     return json_response(compare_sessions(get_store(), session_a, session_b))
 
 
-OPENAPI_MODELS = (CompareRequest, EventLine, SessionComparison, SessionExplanation, SessionExport)
+OPENAPI_MODELS = (CompareRequest, EventLine, SessionComparison, SessionExport)
 
 OPENAPI_PATHS = {
-    "/sessions/{session_id}/explain": {
-        "get": operation(
-            "sessions",
-            "A session explained as Markdown: header, timeline of every event, summary",
-            params=[session_id_param()],
-            ok=json_content(ref(SessionExplanation)),
-            errors=error_responses(404),
-        )
-    },
     "/sessions/{session_id}/export": {
         "get": operation(
             "sessions",

@@ -1,6 +1,7 @@
 from flask import Blueprint, request
 
-from obsctl.models.sessions import Score, ScoreInput, SessionDeleted, SessionDetail, SessionList, SessionTags
+import obsctl.models.sessions as models
+from obsctl.models.sessions import Score, ScoreInput, SessionDeleted, SessionList, SessionTags
 from obsctl.services import sessions as service
 from obsctl.services.sessions import filters, housekeeping
 from obsctl.vocabulary import SESSION_STATUSES
@@ -14,9 +15,12 @@ from obsctl.web.openapi_util import (
     ref,
     session_id_param,
 )
+from obsctl.web.reads import serve_reads
 
 blueprint = Blueprint("sessions", __name__)
 RATE_GROUP = "sessions"
+# The reads declared in models/sessions.py (the agents list), routed and documented from there.
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 
 
 def start_background(app):
@@ -42,12 +46,6 @@ def list_sessions():
         **{name: args.get(name) for name in filters.COST_PARAMS},
         **{name: args.getlist(name) or None for name in filters.LIST_PARAMS},
     ))
-
-
-@blueprint.get("/sessions/<session_path:session_id>")
-def get_session(session_id: str):
-    return json_response(service.get_session(get_store(), session_id, tree=bool_arg("tree"),
-                                             limit=int_arg("limit"), cursor=request.args.get("cursor")))
 
 
 @blueprint.delete("/sessions/<session_path:session_id>")
@@ -104,18 +102,6 @@ OPENAPI_PATHS = {
         )
     },
     "/sessions/{session_id}": {
-        "get": operation(
-            "sessions",
-            "One session with its tags, scores and all of its events (up to 10,000; beyond, pages with `next`)",
-            params=[session_id_param(),
-                    query_param("tree", {"type": "boolean", "default": False},
-                                "Nest the events as a span tree (parent_id): each with self_time_ms and children"),
-                    int_query_param(service.EVENTS_LIMIT, "Events in this answer (the first page without cursor)"),
-                    query_param("cursor", {"type": "string"},
-                                "The `next` of the previous answer: the session's events after it")],
-            ok=json_content(ref(SessionDetail)),
-            errors=error_responses(400, 404),
-        ),
         "delete": operation(
             "sessions",
             "Delete a session with its events, tags and scores (the analytics rollups stay exact)",

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from flask import Blueprint
 
+import obsctl.models.sla as models
 from obsctl.errors import InvalidInput
 from obsctl.models.sla import (
     MAX_AGENT_LEN,
     SlaCheck,
     SlaHistory,
-    SlaSummary,
     SlaTarget,
     SlaTargetDeleted,
     SlaTargetInput,
     SlaTargetKey,
-    SlaTargetList,
 )
 from obsctl.services import sla as service
-from obsctl.services.sla.summary import sla_summary
 from obsctl.web.http import get_settings, get_store, int_arg, json_body, json_response, str_arg
 from obsctl.web.openapi_util import (
     NOT_BLANK,
@@ -29,20 +27,18 @@ from obsctl.web.openapi_util import (
     query_param,
     ref,
 )
+from obsctl.web.reads import serve_reads
 
 blueprint = Blueprint("sla", __name__)
 RATE_GROUP = "sla"
+# GET /sla/targets and /sla/summary, declared in models/sla.py.
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 
 
 @blueprint.put("/sla/targets")
 def put_target():
     target, created = service.put_target(get_store(), json_body())
     return json_response(target, 201 if created else 200)
-
-
-@blueprint.get("/sla/targets")
-def list_targets():
-    return json_response(service.list_targets(get_store()))
 
 
 @blueprint.delete("/sla/targets")
@@ -72,13 +68,7 @@ def history():
     ))
 
 
-@blueprint.get("/sla/summary")
-def summary():
-    return json_response(sla_summary(get_store()))
-
-
-OPENAPI_MODELS = (SlaTargetInput, SlaTarget, SlaTargetList, SlaTargetDeleted, SlaCheck, SlaHistory,
-                  SlaSummary)
+OPENAPI_MODELS = (SlaTargetInput, SlaTarget, SlaTargetDeleted, SlaCheck, SlaHistory)
 
 
 def _described(op: dict, description: str) -> dict:
@@ -94,10 +84,6 @@ OPENAPI_PATHS = {
             ok=json_content(ref(SlaTarget), "Updated"),
             extra_responses={"201": json_content(ref(SlaTarget), "Created")},
             errors=error_responses(400),
-        ),
-        "get": operation(
-            "sla", "All SLA targets, by agent then metric",
-            ok=json_content(ref(SlaTargetList)),
         ),
         "delete": _described(operation(
             "sla", "Remove the SLA target of (agent_name, metric); its history stays",
@@ -126,12 +112,6 @@ OPENAPI_PATHS = {
             ],
             ok=json_content(ref(SlaHistory)),
             errors=error_responses(400),
-        ),
-    },
-    "/sla/summary": {
-        "get": operation(
-            "sla", "Pass rates, worst offenders and targets at risk, from each target's latest check",
-            ok=json_content(ref(SlaSummary)),
         ),
     },
 }

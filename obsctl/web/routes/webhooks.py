@@ -2,32 +2,31 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, request
+from flask import Blueprint, Flask
 
+import obsctl.models.webhooks as models
 from obsctl.models.webhooks import (
-    DELIVERY_STATUSES,
     Webhook,
     WebhookDeleted,
     WebhookDelivery,
-    WebhookDeliveryList,
     WebhookInput,
-    WebhookList,
     WebhookUpdate,
 )
 from obsctl.services import webhooks as service
-from obsctl.web.http import get_settings, get_store, int_arg, json_body, json_response, str_arg
+from obsctl.web.http import get_settings, get_store, json_body, json_response
 from obsctl.web.openapi_util import (
     error_responses,
-    int_query_param,
     json_content,
     operation,
     path_param,
-    query_param,
     ref,
 )
+from obsctl.web.reads import serve_reads
 
 blueprint = Blueprint("webhooks", __name__)
 RATE_GROUP = "webhooks"
+# GET /webhooks, /webhooks/{webhook_id} and /webhooks/deliveries, declared in models/webhooks.py.
+READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 SENDER_KEY = "obsctl_webhook_sender"
 
 
@@ -45,30 +44,9 @@ def create_webhook():
     return json_response(service.create_webhook(get_store(), get_settings(), json_body()), 201)
 
 
-@blueprint.get("/webhooks")
-def list_webhooks():
-    return json_response(service.list_webhooks(get_store()))
-
-
-@blueprint.get("/webhooks/deliveries")
-def list_deliveries():
-    return json_response(service.list_deliveries(
-        get_store(),
-        webhook_id=str_arg("webhook_id"),
-        status=request.args.get("status"),  # an empty status is invalid, not "any"
-        alert_id=str_arg("alert_id"),
-        limit=int_arg("limit"),
-    ))
-
-
 @blueprint.post("/webhooks/deliveries/<delivery_id>/retry")
 def retry_delivery(delivery_id: str):
     return json_response(service.retry_delivery(get_store(), get_settings(), delivery_id))
-
-
-@blueprint.get("/webhooks/<webhook_id>")
-def get_webhook(webhook_id: str):
-    return json_response(service.get_webhook(get_store(), webhook_id))
 
 
 @blueprint.put("/webhooks/<webhook_id>")
@@ -86,8 +64,7 @@ def test_webhook(webhook_id: str):
     return json_response(service.send_webhook_test(get_store(), get_settings(), webhook_id))
 
 
-OPENAPI_MODELS = (WebhookInput, WebhookUpdate, Webhook, WebhookList, WebhookDeleted, WebhookDelivery,
-                  WebhookDeliveryList)
+OPENAPI_MODELS = (WebhookInput, WebhookUpdate, Webhook, WebhookDeleted, WebhookDelivery)
 
 _WEBHOOK_ID = path_param("webhook_id", "Webhook id")
 
@@ -97,20 +74,6 @@ OPENAPI_PATHS = {
             "webhooks", "Register a webhook for fired alerts",
             request=json_content(ref(WebhookInput)), status=201, ok=json_content(ref(Webhook), "Created (the only response with the secret)"),
             errors=error_responses(400)),
-        "get": operation("webhooks", "All webhooks (secrets never listed, URLs masked)",
-                         ok=json_content(ref(WebhookList))),
-    },
-    "/webhooks/deliveries": {
-        "get": operation(
-            "webhooks", "Delivery log, newest first: status, attempts and last error of each",
-            params=[
-                query_param("webhook_id", {"type": "string"}),
-                query_param("alert_id", {"type": "string"}),
-                query_param("status", {"type": "string", "enum": list(DELIVERY_STATUSES)}),
-                int_query_param(service.DELIVERIES_LIMIT, "Deliveries to return"),
-            ],
-            ok=json_content(ref(WebhookDeliveryList)),
-            errors=error_responses(400)),
     },
     "/webhooks/deliveries/{delivery_id}/retry": {
         "post": operation(
@@ -119,8 +82,6 @@ OPENAPI_PATHS = {
             errors=error_responses(404, 409)),
     },
     "/webhooks/{webhook_id}": {
-        "get": operation("webhooks", "One webhook", params=[_WEBHOOK_ID],
-                         ok=json_content(ref(Webhook)), errors=error_responses(404)),
         "put": operation(
             "webhooks", "Update some fields of a webhook", params=[_WEBHOOK_ID],
             request=json_content(ref(WebhookUpdate)),

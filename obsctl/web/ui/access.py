@@ -100,7 +100,10 @@ def cookie_session(app: Flask, cookie_header: str | None) -> dict | None:
     value = parse_cookie(cookie_header or "").get(COOKIE_NAME)
     if not value:
         return None
-    serializer = app.session_interface.get_signing_serializer(app)
+    interface = app.session_interface
+    serializer = interface.get_signing_serializer(app) if isinstance(interface, SecureCookieSessionInterface) else None
+    if serializer is None:
+        return None
     try:
         data = serializer.loads(value, max_age=int(app.permanent_session_lifetime.total_seconds()))
     except BadSignature:

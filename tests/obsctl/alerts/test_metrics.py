@@ -12,7 +12,8 @@ from obsctl.services.metrics import (
     compute_metric_groups,
     compute_metrics,
 )
-from obsctl.store.sqlite import metrics as store
+from obsctl.store.sql import POSTGRES, SQLITE
+from obsctl.store.sql import metrics as store
 from tests.conftest import event, use_prices
 
 SINCE, UNTIL = "2026-01-01T11:00:00.000Z", "2026-01-01T12:00:00.000Z"
@@ -172,7 +173,7 @@ def test_groups_answer_each_query(window, pricer):
 @pytest.mark.parametrize("agent, index", [(None, "idx_events_ts"),
                                            ("alpha", "idx_sessions_agent_last_event")])
 def test_window_queries_use_indexes(db, agent, index):
-    where, params = store._window(SINCE, UNTIL, agent)
+    where, params = store._window(SQLITE, SINCE, UNTIL, agent)
     plan = " | ".join(row[3] for row in db.conn.execute(f"EXPLAIN QUERY PLAN SELECT COUNT(*) {where}",
                                                          params))
     assert "SCAN" not in plan, plan
@@ -186,9 +187,7 @@ def test_window_queries_can_use_indexes_on_postgresql(db, agent, index):
     # The planner prefers a scan of these few rows; with scans disabled it must still find
     # the index the window's bounds are written for (idx_events_ts is, on each partition of
     # events, <partition>_timestamp_idx).
-    from obsctl.store.postgres import metrics as pg_store
-
-    where, params = pg_store._window(SINCE, UNTIL, agent)
+    where, params = store._window(POSTGRES, SINCE, UNTIL, agent)
     db.conn.execute("SET enable_seqscan = off")
     plan = "\n".join(r[0] for r in db.conn.execute(f"EXPLAIN SELECT COUNT(*) {where}".replace("%s", "?"),
                                                     params))

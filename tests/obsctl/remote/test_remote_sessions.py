@@ -27,6 +27,8 @@ import pytest
     ("explain", "support-004", "--json"),
     ("analytics", "--json"),
     ("export", "support-004", "--format", "csv"),
+    ("agents",),
+    ("agents", "--days", "1", "--limit", "2", "--json"),
 ])
 def test_reads_print_the_same(remote, args):
     result = remote.same(*args)

@@ -166,6 +166,19 @@ def test_http_answers_as_the_service(client, loaded):
         assert refused.status_code == 400 and set(refused.get_json()) == {"error"}, bad
 
 
+def test_event_type_has_its_older_name_type_everywhere(cli, client, loaded):
+    """`event_type` is the parameter's name (`--event-type`); `type` (`--type`) still works."""
+    expected = ids(search_events(loaded, "timeout", event_type="tool_call"))
+    assert expected == ["a1"]
+    for query in ("event_type=tool_call", "type=tool_call"):
+        assert ids(client.get(f"/search?q=timeout&{query}").get_json()) == expected, query
+    for option in ("--event-type", "--type"):
+        printed = cli("search", "timeout", option, "tool_call", "--json")
+        assert printed.exit_code == 0 and ids(json.loads(printed.stdout)) == expected, option
+    params = {p["name"]: p for p in client.get("/openapi.json").get_json()["paths"]["/search"]["get"]["parameters"]}
+    assert params["type"]["deprecated"] is True and "deprecated" not in params["event_type"]
+
+
 def test_cli_json_is_the_http_body(cli, client, loaded):
     result = cli("search", "time*", "--agent", "research-agent", "--since", at(2), "--until", at(60), "--json")
     assert result.exit_code == 0

@@ -204,6 +204,8 @@ def test_http_export_is_an_attachment_with_the_service_body(db, client):
     assert answer.data == lines(db, select_events(agents=["bot", "crawler"],
                                                   event_types=["llm_call", "session_end"]))
     assert ids(answer.data) == ["a2", "a4", "c1"]
+    # event_type is the filter's name; type, its older name, still selects the same events.
+    assert client.get("/export?agent=bot&agent=crawler&event_type=llm_call&event_type=session_end").data == answer.data
     answer = client.get("/export?format=csv&status=active&since=2026-03-02T00:00:00Z")
     assert answer.headers["Content-Type"] == "text/csv; charset=utf-8"
     assert answer.headers["Content-Disposition"] == 'attachment; filename="obsctl-export.csv"'
@@ -233,6 +235,8 @@ def test_cli_writes_the_service_export_to_a_file(db, cli, tmp_path):
     assert result.stdout_bytes == lines(db, select_events(agents=["bot"], statuses=["error", "active"],
                                                           event_types=["llm_call"]))
     assert ids(result.stdout_bytes) == ["a2", "c1"]
+    again = cli("export", "--agent", "bot", "--status", "error", "--status", "active", "--event-type", "llm_call")
+    assert again.stdout_bytes == result.stdout_bytes
 
 
 def test_cli_session_argument_keeps_its_export_and_selects_with_many_formats(db, cli):

@@ -169,7 +169,7 @@ def test_md_escape_agrees_with_the_regex_reference():
 
 
 def test_timeline_rows_are_the_session_events_in_the_columns_explain_unpacks(db):
-    from obsctl.store.sqlite.sessions import TIMELINE_COLUMNS
+    from obsctl.store.sql.sessions import TIMELINE_COLUMNS
 
     # explain_session unpacks the rows in this order and reads is_error as the last one.
     assert TIMELINE_COLUMNS == ("timestamp", "event_type", "model", "tokens_in", "tokens_out",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import jsonschema_rs
+import msgspec
 import orjson
 import pytest
 
@@ -132,7 +133,7 @@ def test_history_hours_must_be_in_range(db, hours):
 
 
 def test_summary_sections(db, checked):
-    summary = sla_summary(db)
+    summary = msgspec.to_builtins(sla_summary(db))
     # 2 pass, 3 fail; no_data left out of the rate.
     assert summary["overall_pass_rate"] == 40.0
     assert (summary["targets"], summary["passed"], summary["failed"], summary["no_data"],
@@ -155,12 +156,12 @@ def test_summary_uses_the_latest_check_and_current_targets(db, settings, checked
                         "target_value": 160})
     sla.delete_target(db, "beta", "error_rate")
     sla.put_target(db, {"agent_name": "delta", "metric": "avg_tokens", "operator": "<=", "target_value": 1})
-    summary = sla_summary(db)
+    summary = msgspec.to_builtins(sla_summary(db))
     assert summary["unchecked"] == 1 and summary["targets"] == 6
     # Still the old result for alpha latency until the next check; beta error_rate is gone.
     assert [o["metric"] for o in summary["worst_offenders"]] == ["session_count", "avg_duration_ms"]
     sla.check_sla(db, settings, at=AT + timedelta(minutes=1))
-    summary = sla_summary(db)
+    summary = msgspec.to_builtins(sla_summary(db))
     assert summary["worst_offenders"][0]["metric"] == "session_count"
     # 150 vs <= 160 passes and is within 10% (6.25%).
     assert ("alpha", "avg_duration_ms", 6.25) in [
@@ -170,7 +171,7 @@ def test_summary_uses_the_latest_check_and_current_targets(db, settings, checked
 
 def test_summary_without_checks(db):
     sla.put_target(db, {"agent_name": "a", "metric": "error_rate", "operator": "<=", "target_value": 1})
-    assert sla_summary(db) == {"overall_pass_rate": None, "targets": 1, "passed": 0, "failed": 0,
+    assert msgspec.to_builtins(sla_summary(db)) == {"overall_pass_rate": None, "targets": 1, "passed": 0, "failed": 0,
                                "no_data": 0, "unchecked": 1, "last_checked_at": None,
                                "agents": [{"agent_name": "a", "targets": 1, "passed": 0, "failed": 0,
                                            "no_data": 0, "unchecked": 1, "pass_rate": None}],
