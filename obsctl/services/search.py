@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 from obsctl.errors import InvalidInput
 from obsctl.models.search import DEFAULT_MARKS, LIMIT, SORTS
+from obsctl.services.search_index import catch_up
 from obsctl.services.sessions.bulk_export import select_events
 from obsctl.store import Store
 
@@ -116,6 +117,7 @@ def search_events(store: Store, q: str | None, *, agent: Iterable[str] | None = 
     selection = select_events(since=since, until=until, agents=agent or (),
                               session_ids=() if session is None else (session,),
                               event_types=() if event_type is None else (event_type,))
+    catch_up(store)  # every stored event is searched, whatever the indexer has done so far
     found = store.search.search_events(terms, selection, sort=sort, limit=limit + 1,
                                        time_budget=TIME_BUDGET_S if timeout is None else timeout)
     results = []

@@ -19,6 +19,7 @@ import orjson
 from obsctl.errors import InvalidInput
 from obsctl.services.ingest import DEFAULT_MAX_FUTURE_SKEW, UnknownFields, store_events, validate_events
 from obsctl.services.ingest.source import Unreadable
+from obsctl.services.search_index import catch_up
 from obsctl.store import Store
 
 DEFAULT_BATCH = 1000
@@ -87,16 +88,17 @@ def ingest_stream(
 
     if not strict:
         run()
-        return summary
-    try:
-        with store.transaction():
-            run()
-            if summary.rejected:
-                raise _StrictAbort()
-    except _StrictAbort:
-        raise InvalidInput(
-            f"{summary.rejected} record(s) rejected; --strict: nothing was stored"
-        ) from None
+    else:
+        try:
+            with store.transaction():
+                run()
+                if summary.rejected:
+                    raise _StrictAbort()
+        except _StrictAbort:
+            raise InvalidInput(
+                f"{summary.rejected} record(s) rejected; --strict: nothing was stored"
+            ) from None
+    catch_up(store)  # the stream's events are searchable once it ends (services/search_index.py)
     return summary
 
 

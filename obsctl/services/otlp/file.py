@@ -30,6 +30,7 @@ from obsctl.services.ingest.source import (
 from obsctl.services.ingest.stream import StreamSummary
 from obsctl.services.otlp import ingest_spans
 from obsctl.services.otlp.json_format import decode_json_request, decode_json_resource_spans
+from obsctl.services.search_index import catch_up
 from obsctl.store import Store
 
 
@@ -82,13 +83,14 @@ def ingest_otlp_stream(
 
     if not strict:
         run()
-        return summary
-    with store.transaction():
-        run()
-        if summary.rejected:
-            # Leaving the block by an exception rolls the whole file back.
-            raise InvalidInput(f"{summary.rejected} span(s) or request(s) rejected; "
-                               f"--strict: nothing was stored")
+    else:
+        with store.transaction():
+            run()
+            if summary.rejected:
+                # Leaving the block by an exception rolls the whole file back.
+                raise InvalidInput(f"{summary.rejected} span(s) or request(s) rejected; "
+                                   f"--strict: nothing was stored")
+    catch_up(store)  # the file's events are searchable once it ends (services/search_index.py)
     return summary
 
 

@@ -61,6 +61,7 @@ from obsctl.store.postgres.migrations_late import (
     m032,
     m033,
     m034,
+    m036,
     m039,
     m040,
 )
@@ -103,6 +104,7 @@ MIGRATIONS: list[tuple[str, Callable[[psycopg.Connection], None]]] = [
     ("m032_background_sessions", m032),
     ("m033_session_breakdown_tokens", m033),
     ("m034_long_session_reads", m034),
+    ("m036_search_after_commit", m036),
 ]
 
 

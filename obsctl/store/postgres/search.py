@@ -151,3 +151,13 @@ def _snippets(conn: psycopg.Connection, terms: list[tuple[str, str]], texts: lis
             f"SELECT ts_headline('english', w.text, q.query, %s) FROM {windows} ORDER BY w.n",
             [_HEADLINE_OPTIONS, [w.text for w in marked], *params]))
     return [(None, None) if w is None else (COLUMNS[w.field], next(headlines)) for w in chosen]
+
+
+def index_pending(conn: psycopg.Connection, limit: int = 5_000) -> int:
+    """Nothing to index after the commit: the index is a generated column of `events` (m022),
+    written with each row."""
+    return 0
+
+
+def pending(conn: psycopg.Connection) -> int:
+    return 0

@@ -106,6 +106,15 @@ class SearchRepository(Protocol):
         from a window of the field (store/search_text.py). QueryTimeout when the
         search's statements outlast `time_budget` seconds."""
 
+    def index_pending(self, limit: int = 5_000) -> int:
+        """Index up to `limit` of the events stored since the index was last complete (inside
+        a write transaction); how many events it moved over, 0 when it is complete (always on
+        a store whose index is kept by the ingest transaction itself)."""
+
+    def pending(self) -> int:
+        """How many stored events the index has not reached yet."""
+
+
 class CostsRepository(Protocol):
     """The price table of the stored costs, and costing the stored events again."""
 

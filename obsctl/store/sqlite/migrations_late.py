@@ -242,3 +242,23 @@ def m034_long_session_reads(db):
     db.execute("CREATE INDEX idx_events_session_tools ON events(session_id, timestamp, id, is_error, tool_key) "
                "WHERE tool_name IS NOT NULL AND event_type NOT IN ('session_start', 'session_end')")
     db.execute("CREATE INDEX idx_events_session_errors ON events(session_id, timestamp, id) WHERE is_error = 1")
+
+
+def m036_search_after_commit(db):
+    # Issue 35: the search index is filled after the ingest transaction commits, a batch of
+    # events at a time (store/sqlite/search.py index_pending), instead of by a trigger inside
+    # it. `indexed_through` is how far the index is complete: every event with an id up to it
+    # is indexed or has no text. It moves in the transaction that adds the batch's index rows,
+    # so a crash never leaves an event out or indexes one twice. Events stored before this
+    # migration were indexed by the trigger.
+    db.execute("CREATE TABLE search_progress (id INTEGER PRIMARY KEY CHECK (id = 1), "
+               "indexed_through INTEGER NOT NULL)")
+    db.execute("INSERT INTO search_progress VALUES (1, (SELECT COALESCE(MAX(id), 0) FROM events))")
+    db.execute("DROP TRIGGER events_fts_insert")
+    # SQLite gives a new row the highest id stored plus one: once the highest events are
+    # deleted (a session delete, prune), new events can take ids at or below the position.
+    # The position then comes back down to the highest id left, so they are indexed.
+    db.execute("CREATE TRIGGER search_progress_after_delete AFTER DELETE ON events "
+               "WHEN OLD.id > (SELECT COALESCE(MAX(id), 0) FROM events) BEGIN "
+               "UPDATE search_progress SET indexed_through = "
+               "MIN(indexed_through, (SELECT COALESCE(MAX(id), 0) FROM events)); END")

@@ -45,6 +45,7 @@ _ORDER = (
     late.m032_background_sessions,
     late.m033_session_breakdown_tokens,
     late.m034_long_session_reads,
+    late.m036_search_after_commit,
 )
 for _migration in _ORDER:
     migrations()(_migration)

@@ -7,9 +7,16 @@ events of the same millisecond (in the order they were stored). The key is the F
 so that the index hands out matches newest first and stops at the page (`ORDER BY rowid
 DESC LIMIT`), and a window (`since`, `until`) is a rowid range inside the index: neither
 reads every match. The text itself stays in `events` alone (external content, read through
-the view `event_search_content`); triggers on `events` keep keys and index in step in every
-writing transaction (ingest, the server's writer, OTLP filling an event's contents later,
-session delete, prune, `db copy`).
+the view `event_search_content`).
+
+New events are indexed after their ingest transaction commits (migration m036), a batch at a
+time (`index_pending`): by the server's indexer in the background, at the end of a CLI ingest,
+and by any search before it answers, so a search sees every stored event while ingest does
+not pay for the index. `search_progress.indexed_through` says how far the index is complete;
+it moves with the batch's index rows, in one transaction. Triggers on `events` keep the index
+in step where rows change or go: OTLP filling an event's contents later (a changed event is
+indexed again, or early when it is past the position: the batch then skips it), session
+delete, prune.
 
 Filters on the session (agent) or the type are checked on each match, newest first, until the
 page is full. One session's events are read through its own index, each looked up in the
@@ -25,6 +32,7 @@ progress handler stops the search's statements at its time budget.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -102,6 +110,12 @@ DROP_VIEW_AND_TRIGGERS = ["DROP TRIGGER events_fts_insert", "DROP TRIGGER events
                           "DROP TRIGGER events_fts_update", "DROP VIEW event_search_content"]
 
 BACKFILL_BATCH = 20_000
+# Events indexed per transaction after ingest (index_pending): about 0.1 s of work.
+INDEX_BATCH = 5_000
+# One key, as the insert trigger before m036 drew it: the next free slot of the event's
+# millisecond (named parameters: the event's timestamp and rowid).
+_ADD_KEY = ("INSERT INTO event_search_keys (key, event_rowid) SELECT "
+            + _NEXT_KEY.replace("NEW.timestamp", ":timestamp") + ", :id")
 # Markers of the matched words in snippets, replaced by the caller's (services/search.py).
 MARK_START, MARK_END = "\x02", "\x03"
 ELLIPSIS = "…"
@@ -111,6 +125,36 @@ PROGRESS_STEPS = 1000
 
 _COLUMNS = "e.event_id, e.session_id, s.agent_name, e.event_type, e.timestamp, k.key"
 _FIELDS = ("event_id", "session_id", "agent_name", "event_type", "timestamp", "key")
+
+
+def index_pending(db, limit: int = INDEX_BATCH) -> int:
+    """Index up to `limit` of the events stored after the index's position, in the caller's
+    write transaction, and move the position past them; returns how many events it moved over
+    (0: the index is complete). Events without text move it too; an event already indexed (its
+    contents filled in since, by the update trigger) is not indexed again."""
+    conn = getattr(db, "conn", db)
+    position = conn.execute("SELECT indexed_through FROM search_progress").fetchone()[0]
+    rows = conn.execute(
+        f"SELECT e.id, e.timestamp, ({_HAS_TEXT.format(row='e')}) AND NOT EXISTS "
+        f"(SELECT 1 FROM event_search_keys k WHERE k.event_rowid = e.id) "
+        f"FROM events e WHERE e.id > ? ORDER BY e.id LIMIT ?", [position, limit]).fetchall()
+    if not rows:
+        return 0
+    wanted = [{"id": row_id, "timestamp": ts} for row_id, ts, index in rows if index]
+    if wanted:
+        conn.executemany(_ADD_KEY, wanted)
+        conn.execute(f"INSERT INTO events_fts (rowid, {_NAMES}) SELECT key, {_NAMES} FROM event_search_content "
+                     f"WHERE key IN (SELECT key FROM event_search_keys WHERE event_rowid IN "
+                     f"(SELECT value FROM json_each(?)))", [json.dumps([w["id"] for w in wanted])])
+    conn.execute("UPDATE search_progress SET indexed_through = ?", [rows[-1][0]])
+    return len(rows)
+
+
+def pending(db) -> int:
+    """How many stored events are past the index's position (its next batches' work)."""
+    conn = getattr(db, "conn", db)
+    return conn.execute("SELECT COUNT(*) FROM events WHERE id > (SELECT indexed_through FROM search_progress)"
+                        ).fetchone()[0]
 
 
 def index_existing(conn: sqlite3.Connection) -> int:

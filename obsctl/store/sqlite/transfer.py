@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 
 import sqlite_utils
 
-from obsctl.store.sqlite import bulk, event_stats
+from obsctl.store.sqlite import bulk, event_stats, search
 from obsctl.store.tables import SESSION_TOTAL_NAMES, SESSION_TOTALS, TABLE_COLUMNS
 
 
@@ -48,9 +48,12 @@ def insert_rows(db: sqlite_utils.Database, table: str, rows: Sequence[tuple]) ->
 
 
 def finish_copy(db: sqlite_utils.Database) -> None:
-    """Recompute the rollups from the copied rows (session_stats followed by trigger)."""
+    """Recompute the rollups from the copied rows (session_stats followed by trigger), and
+    index the copied events for search in one pass (the target was empty: nothing was)."""
     event_stats.rebuild(db.conn)
     event_stats.recount(db.conn)
+    search.index_existing(db.conn)
+    db.conn.execute("UPDATE search_progress SET indexed_through = (SELECT COALESCE(MAX(id), 0) FROM events)")
 
 
 def session_totals(db: sqlite_utils.Database) -> dict:

