@@ -2,10 +2,14 @@
 events, and HTTP ingest through a real `obsctl serve`.
 
 Run: .venv/bin/python bench/ingest.py [--events 200000] [--rss-events 1000000] [--runs 3] [--skip-http]
-Targets: CLI >= 75% of the reference (issue 15; issue 2 asked for 50%); peak RSS < 60 MB at
-1M events (issue 15; issue 2 asked for 200 MB); HTTP >= 10k events/s (batches of 1000, 4 client
-threads, limits lifted) and >= 70% of the reference's events/s (issue 15). Throughputs are judged on the median of --runs runs (the reference and the CLI alternate, each a fresh
-process); the script exits 1 when a target is missed.
+The reference inserts into obsctl's schema, which since m036 writes no search index in the
+ingest transaction: it is the raw reference without a search index. obsctl's figures include
+search: the CLI indexes what it stored before it exits, the server indexes in the background.
+
+Targets (issue 35): CLI >= 80% of the reference; HTTP >= 75% of it and >= 10k events/s
+(batches of 1000, 4 client threads, limits lifted); peak RSS < 60 MB at 1M events (issue 15).
+Throughputs are judged on the median of --runs runs (the reference and the CLI alternate, each
+a fresh process); the script exits 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -162,7 +166,7 @@ def main() -> None:
                       f"(median {ref:.2f}s)")
         report.figure(f"obsctl ingest (CLI, validated, idempotent):        {n / cli:10,.0f} events/s "
                       f"(median {cli:.2f}s, peak RSS {max(rss):.0f} MB)")
-        report.check("CLI throughput / reference", 100 * ref / cli, ">=", 75, unit="%",
+        report.check("CLI throughput / reference", 100 * ref / cli, ">=", 80, unit="%",
                      basis=f"medians of {args.runs}", fmt=".0f")
 
         if args.rss_events:
@@ -183,9 +187,9 @@ def main() -> None:
                           f"{median(rates):,.0f} events/s median of {', '.join(f'{r:,.0f}' for r in rates)}")
             report.check("HTTP ingest", median(rates), ">=", 10_000, unit=" events/s",
                          basis=f"median of {args.runs}", fmt=",.0f")
-            # Issue 15: the server against the raw reference of the same run (the Node service
-            # this spec was written from reaches 0.63 of its own).
-            report.check("HTTP ingest / reference", 100 * median(rates) / (n / ref), ">=", 70, unit="%",
+            # Issue 35: the server against the raw reference of the same run (the Node service
+            # this spec was written from reaches 0.44 of it).
+            report.check("HTTP ingest / reference", 100 * median(rates) / (n / ref), ">=", 75, unit="%",
                          basis=f"medians of {args.runs}", fmt=".0f")
     report.finish(args.report)
 
