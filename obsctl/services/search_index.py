@@ -12,9 +12,9 @@ column written with each row, and there is never anything to catch up.
 from __future__ import annotations
 
 import logging
-import threading
 
 from obsctl.errors import ObsctlError
+from obsctl.services.background import BackgroundLoop
 from obsctl.store import Store, open_store
 
 log = logging.getLogger("obsctl.search")
@@ -60,36 +60,17 @@ def _catch_up_writable(store: Store) -> int:
         writable.close()
 
 
-class SearchIndexer:
+class SearchIndexer(BackgroundLoop):
     """The server's background indexer: one thread that catches the index up every
     INDEX_INTERVAL_S seconds, on a connection of its own (as the idle sweep): its batches
     take the write lock between the writer's transactions and never a place in the writer
-    queue, whose bound is the clients' (a full queue answers 503)."""
+    queue, whose bound is the clients' (a full queue answers 503). A failed pass is retried
+    by the next one, or by a search."""
+
+    name = "obsctl-search-index"
 
     def __init__(self, settings, interval: float = INDEX_INTERVAL_S):
-        self.settings = settings
-        self.interval = interval
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
+        super().__init__(settings, interval)
 
-    def start(self) -> SearchIndexer:
-        self._thread = threading.Thread(target=self._run, name="obsctl-search-index", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
-
-    def _run(self) -> None:
-        store = open_store(self.settings, mode="attach")
-        try:
-            while not self._stopping.wait(self.interval):
-                try:
-                    catch_up(store, BACKGROUND_BATCH)
-                except Exception:  # keep indexing; the next pass (or a search) retries
-                    log.exception("search indexing failed")
-        finally:
-            store.close()
+    def tick(self, store: Store) -> None:
+        catch_up(store, BACKGROUND_BATCH)

@@ -26,15 +26,12 @@ background thread, `IdleSweeper`), and at the start of `alerts evaluate` and `pr
 from __future__ import annotations
 
 import functools
-import logging
-import threading
 from datetime import datetime, timedelta
 
-from obsctl.store import Store, open_store
+from obsctl.services.background import BackgroundLoop
+from obsctl.store import Store
 from obsctl.timeutil import format_ts, parse_ts
 from obsctl.timeutil import now as clock_now
-
-log = logging.getLogger("obsctl.sessions")
 
 PAGE = 500
 
@@ -78,39 +75,22 @@ def _complete(store: Store, endings: list[tuple]) -> int:
         return store.sessions.complete_idle(endings)
 
 
-class IdleSweeper:
+class IdleSweeper(BackgroundLoop):
     """The server's background idle sweep: one thread, every `interval` seconds (at most a
     minute, at least a fifth of a second, about half the idle timeout), on its own connection."""
 
+    name = "obsctl-idle-sweep"
+
     def __init__(self, settings, interval: float | None = None):
-        self.settings = settings
         idle = settings.session_idle_timeout
         seconds = idle.total_seconds() if idle is not None else 60.0
-        self.interval = interval if interval is not None else min(60.0, max(0.2, seconds / 2))
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
+        super().__init__(settings, interval if interval is not None else min(60.0, max(0.2, seconds / 2)))
 
     def start(self) -> IdleSweeper:
         """Start sweeping (nothing to do when idle sessions are never completed)."""
         if self.settings.session_idle_timeout is None:
             return self
-        self._thread = threading.Thread(target=self._run, name="obsctl-idle-sweep", daemon=True)
-        self._thread.start()
-        return self
+        return super().start()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
-
-    def _run(self) -> None:
-        store = open_store(self.settings, mode="attach")
-        try:
-            while not self._stopping.wait(self.interval):
-                try:
-                    complete_idle_sessions(store, self.settings.session_idle_timeout)
-                except Exception:  # keep sweeping; the next pass retries
-                    log.exception("idle session sweep failed")
-        finally:
-            store.close()
+    def tick(self, store: Store) -> None:
+        complete_idle_sessions(store, self.settings.session_idle_timeout)
