@@ -36,10 +36,17 @@ RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "otlp"
 
 
 def grpc_server(live_server, env: dict | None = None):
-    port = free_port()
-    server = live_server(env, args=("--otlp-grpc-port", str(port)))
-    server.grpc_target = f"127.0.0.1:{port}"
-    return server
+    for attempt in range(3):
+        port = free_port()
+        try:
+            server = live_server(env, args=("--otlp-grpc-port", str(port)))
+        except RuntimeError as exc:  # another process took the free port before the server bound it
+            if "Address already in use" in str(exc) and attempt < 2:
+                continue
+            raise
+        server.grpc_target = f"127.0.0.1:{port}"
+        return server
+    raise AssertionError("unreachable")
 
 
 def export(target: str, body: bytes, *, metadata=(), compression=None):
