@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, get_args, get_origin, get_type_hints
 
 import msgspec
 
@@ -134,8 +134,6 @@ def _kind(annotation: Any) -> type:
             break
         if origin is list:
             return list
-        if origin is Literal:  # a parameter taking one of some words
-            return type(get_args(annotation)[0])
         inner = [a for a in get_args(annotation) if a is not type(None)]
         annotation = inner[0]
     if annotation not in (str, int, bool):

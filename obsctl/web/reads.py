@@ -69,8 +69,7 @@ def _context(read: Read) -> dict[str, Any]:
     from obsctl.services.pricing import pricer_for
 
     settings = get_settings()
-    found = {"settings": lambda: settings, "pricer": lambda: pricer_for(settings)}
-    return {name: found[name]() for name in read.context}
+    return {name: pricer_for(settings) if name == "pricer" else settings for name in read.context}
 
 
 def _argument(field: QueryField) -> Any:
